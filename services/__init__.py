@@ -1,0 +1,1 @@
+"""Questhall services: kernel (pure), games (pure), adapters (Redis) and services (processes)."""

@@ -1,0 +1,1 @@
+"""Shipped titles. Importing this package registers each of them (one import per title)."""

@@ -1,0 +1,277 @@
+"""The game lifecycle shared by every title: create, join, leave, start, abandon, finish.
+
+A :class:`Game` wraps a title's rules state with the lifecycle facts. ``decide`` handles the
+lifecycle commands itself and passes title commands to the title's ``decide``; when the
+title's ``status`` reports a result, ``game_finished`` and ``seed_revealed`` are appended in
+the same command. No title writes the lifecycle again.
+
+Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
+``no_such_game``, ``bad_options``, ``bad_seats``, ``not_in_lobby``, ``seat_out_of_range``,
+``seat_taken``, ``seat_open``, ``not_seated``, ``seats_open``, ``bad_name``,
+``bad_client_seed``, ``game_not_started``, ``game_over``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Generic, Literal, TypeVar
+
+import msgspec
+
+from schemas.base import Command, Event, Record
+from schemas.envelope import (
+    AbandonGame,
+    CommandEnvelope,
+    CreateGame,
+    EventEnvelope,
+    FeedEntry,
+    GameAbandoned,
+    GameCreated,
+    GameFinished,
+    GameStarted,
+    JoinSeat,
+    LeaveSeat,
+    Result,
+    SeatInfo,
+    SeatJoined,
+    SeatLeft,
+    SeedRevealed,
+    StartGame,
+    ViewEnvelope,
+)
+from services.kernel.chance import RNG_ALGORITHM, Chance, SeededChance, derive_key, seed_commitment
+from services.kernel.decider import Title
+from services.kernel.errors import Rejection
+from services.kernel.hashing import GENESIS
+
+S = TypeVar("S")
+
+Status = Literal["none", "lobby", "active", "finished", "abandoned"]
+
+_HEX = re.compile(r"^[0-9a-fA-F]{0,64}$")
+
+
+class Game(Record, Generic[S]):
+    """A game's whole state: lifecycle facts plus the title's rules state (``rules``).
+
+    ``version`` is the number of events folded; ``status`` is ``none`` before ``create``.
+    """
+
+    game_id: str = ""
+    title: str = ""
+    version: int = 0
+    status: Status = "none"
+    seats: tuple[SeatInfo, ...] = ()
+    client_seeds: tuple[str, ...] = ()
+    options: dict = {}
+    seed_commitment: str = ""
+    rng: str = ""
+    rules_version: str = ""
+    created_at: int = 0
+    rules: S | None = None
+    result: Result | None = None
+    revealed_seed: str | None = None
+    last_hash: str = GENESIS
+
+
+def new_game(game_id: str, title: str) -> Game:
+    """The empty game (version 0) that ``create`` starts from."""
+    return Game(game_id=game_id, title=title)
+
+
+def typed_options(title: Title, options: dict) -> Any:
+    """The title's options Struct from a JSON object. Raises Rejection ``bad_options``."""
+    try:
+        return msgspec.convert(options, title.options_type)
+    except msgspec.ValidationError as exc:
+        raise Rejection("bad_options", f"The game options are invalid: {exc}.") from None
+
+
+def chance_for(game: Game, seed: bytes) -> Chance:
+    """The seeded chance of the next command of ``game`` (keyed by seed, client seeds, version)."""
+    return SeededChance(derive_key(seed, game.client_seeds), game.version)
+
+
+def _seat_taken(game: Game, seat: int | None) -> bool:
+    return seat is not None and 0 <= seat < len(game.seats) and game.seats[seat].name is not None
+
+
+def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, seed: bytes) -> list[Event]:
+    """Decide one command on ``game``: the lifecycle here, title commands by the title.
+
+    ``seed`` is the game's 32-byte secret seed (for ``create``, the freshly drawn one): its
+    commitment goes into ``game_created`` and it is revealed when the game ends.
+    Returns the event bodies (possibly empty). Raises :class:`Rejection`.
+    """
+    body = envelope.body
+    seat = envelope.seat
+    if envelope.expected_version is not None and envelope.expected_version != game.version:
+        raise Rejection(
+            "stale_version",
+            f"The command expected version {envelope.expected_version} but the game is at version {game.version}.",
+        )
+    if isinstance(body, CreateGame):
+        if game.status != "none":
+            raise Rejection("game_exists", f"Game {game.game_id!r} already exists.")
+        if not title.min_seats <= body.seats <= title.max_seats:
+            raise Rejection("bad_seats", f"{title.display_name} takes {title.min_seats} to {title.max_seats} seats, not {body.seats}.")
+        opts = typed_options(title, body.options)
+        if hasattr(title, "check_options"):
+            title.check_options(opts, body.seats)
+        return [
+            GameCreated(
+                title=title.name,
+                seats=body.seats,
+                options=msgspec.to_builtins(opts),
+                rules_version=title.rules_version,
+                seed_commitment=seed_commitment(seed),
+                rng=RNG_ALGORITHM,
+            )
+        ]
+    if game.status == "none":
+        raise Rejection("no_such_game", f"There is no game {game.game_id!r}.")
+    if isinstance(body, (JoinSeat, LeaveSeat, StartGame)) and game.status != "lobby":
+        raise Rejection("not_in_lobby", "Seats can be joined, left or the game started only before it starts.")
+    if isinstance(body, JoinSeat):
+        if seat is None or not 0 <= seat < len(game.seats):
+            raise Rejection("seat_out_of_range", f"Seat must be 0 to {len(game.seats) - 1}.")
+        if _seat_taken(game, seat):
+            raise Rejection("seat_taken", f"Seat {seat} is already taken.")
+        name = body.name.strip()
+        if not 1 <= len(name) <= 40 or not name.isprintable():
+            raise Rejection("bad_name", "A player name is 1 to 40 printable characters.")
+        if not _HEX.match(body.client_seed):
+            raise Rejection("bad_client_seed", "A client seed is at most 64 hexadecimal digits.")
+        return [SeatJoined(seat=seat, name=name, client_seed=body.client_seed.lower())]
+    if isinstance(body, LeaveSeat):
+        if not _seat_taken(game, seat):
+            raise Rejection("seat_open", f"Seat {seat} is not taken.")
+        return [SeatLeft(seat=seat)]  # type: ignore[arg-type]
+    if isinstance(body, StartGame):
+        if not _seat_taken(game, seat):
+            raise Rejection("not_seated", "Only a seated player can start the game.")
+        open_seats = [s.seat for s in game.seats if s.name is None]
+        if open_seats:
+            raise Rejection("seats_open", f"Seats {open_seats} are still open.")
+        opts = typed_options(title, game.options)
+        events: list[Event] = [GameStarted()]
+        events += title.setup(opts, len(game.seats), chance)
+        return events + _finish_if_over(title, game, events, seed)
+    if isinstance(body, AbandonGame):
+        if game.status not in ("lobby", "active"):
+            raise Rejection("game_over", "The game is already over.")
+        if not _seat_taken(game, seat):
+            raise Rejection("not_seated", "Only a seated player can abandon the game.")
+        return [GameAbandoned(seat=seat, reason=body.reason[:200]), SeedRevealed(seed=seed.hex())]
+    # A title command.
+    if game.status == "lobby":
+        raise Rejection("game_not_started", "The game has not started yet.")
+    if game.status in ("finished", "abandoned"):
+        raise Rejection("game_over", "The game is over.")
+    if seat is None or not 0 <= seat < len(game.seats):
+        raise Rejection("not_seated", "A game command must come from a seat of the game.")
+    events = list(title.decide(game.rules, seat, body, chance))
+    return events + _finish_if_over(title, game, events, seed)
+
+
+def _finish_if_over(title: Title, game: Game, events: list[Event], seed: bytes) -> list[Event]:
+    if not events:
+        return []
+    g = game
+    for ev in events:
+        g = _evolve_body(title, g, ev)
+    result = title.status(g.rules) if g.rules is not None else None
+    if result is None:
+        return []
+    return [GameFinished(result=result), SeedRevealed(seed=seed.hex())]
+
+
+def _evolve_body(title: Title, game: Game, body: Event) -> Game:
+    rep = msgspec.structs.replace
+    if isinstance(body, GameCreated):
+        return rep(
+            game,
+            title=body.title,
+            status="lobby",
+            seats=tuple(SeatInfo(seat=i) for i in range(body.seats)),
+            client_seeds=tuple("" for _ in range(body.seats)),
+            options=body.options,
+            seed_commitment=body.seed_commitment,
+            rng=body.rng,
+            rules_version=body.rules_version,
+        )
+    if isinstance(body, SeatJoined):
+        seats = list(game.seats)
+        seeds = list(game.client_seeds)
+        if 0 <= body.seat < len(seats):
+            seats[body.seat] = SeatInfo(seat=body.seat, name=body.name)
+            seeds[body.seat] = body.client_seed
+        return rep(game, seats=tuple(seats), client_seeds=tuple(seeds))
+    if isinstance(body, SeatLeft):
+        seats = list(game.seats)
+        seeds = list(game.client_seeds)
+        if 0 <= body.seat < len(seats):
+            seats[body.seat] = SeatInfo(seat=body.seat)
+            seeds[body.seat] = ""
+        return rep(game, seats=tuple(seats), client_seeds=tuple(seeds))
+    if isinstance(body, GameStarted):
+        opts = msgspec.convert(game.options, title.options_type)
+        return rep(game, status="active", rules=title.initial_state(opts, len(game.seats)))
+    if isinstance(body, GameAbandoned):
+        return rep(game, status="abandoned")
+    if isinstance(body, GameFinished):
+        return rep(game, status="finished", result=body.result)
+    if isinstance(body, SeedRevealed):
+        return rep(game, revealed_seed=body.seed)
+    if game.rules is None:  # a title event before start: keep evolve total, ignore it
+        return game
+    return rep(game, rules=title.evolve(game.rules, body))
+
+
+def evolve(title: Title, game: Game, envelope: EventEnvelope) -> Game:
+    """Fold one stored event into the game. Pure and total; sets version and last hash."""
+    g = _evolve_body(title, game, envelope.body)
+    extra: dict[str, Any] = {"version": envelope.version, "last_hash": envelope.hash}
+    if envelope.version == 1:
+        extra["game_id"] = envelope.game_id
+        extra["created_at"] = envelope.recorded_at
+    return msgspec.structs.replace(g, **extra)
+
+
+def fold(title: Title, envelopes: Iterable[EventEnvelope], game: Game | None = None) -> Game:
+    """Fold events (in version order) onto ``game`` (default: the empty game)."""
+    g = game if game is not None else Game(title=title.name)
+    for env in envelopes:
+        g = evolve(title, g, env)
+    return g
+
+
+def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
+    """The read model of ``game`` for ``seat`` (None: spectator)."""
+    inner = title.view(game.rules, seat) if game.rules is not None else None
+    return ViewEnvelope(
+        game_id=game.game_id,
+        title=game.title,
+        version=game.version,
+        status=game.status if game.status != "none" else "lobby",
+        seats=list(game.seats),
+        seat=seat,
+        view=inner,
+        result=game.result,
+    )
+
+
+def redact(title: Title, envelope: EventEnvelope, seat: int | None) -> FeedEntry | None:
+    """The event as ``seat`` (None: spectator) may see it, or None if it sees nothing of it."""
+    body = envelope.body
+    if not isinstance(body, (GameCreated, SeatJoined, SeatLeft, GameStarted, GameAbandoned, GameFinished, SeedRevealed)):
+        body = title.redact(body, seat)
+        if body is None:
+            return None
+    return FeedEntry(game_id=envelope.game_id, version=envelope.version, recorded_at=envelope.recorded_at, body=body)
+
+
+def is_title_command(body: Command) -> bool:
+    """True for a title's own command (not a lifecycle command)."""
+    return not isinstance(body, (CreateGame, JoinSeat, LeaveSeat, StartGame, AbandonGame))

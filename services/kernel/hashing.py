@@ -1,0 +1,33 @@
+"""The hash chain over a game's events.
+
+``hash = SHA-256(canonical(envelope without 'hash'))`` where ``canonical`` is msgspec JSON with
+object keys sorted (UTF-8, no whitespace). ``prev_hash`` of version 1 is :data:`GENESIS`.
+Source: issue 7 ("Hash chain"); ../shared/DESIGN.md "Fairness and audit".
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from schemas.envelope import EventEnvelope
+
+GENESIS = "0" * 64
+
+
+def canonical(envelope: EventEnvelope) -> bytes:
+    """Canonical bytes of an envelope, excluding its own ``hash`` field."""
+    data = msgspec.to_builtins(envelope)
+    data.pop("hash", None)
+    return msgspec.json.encode(data, order="sorted")
+
+
+def event_hash(envelope: EventEnvelope) -> str:
+    """Hex SHA-256 of :func:`canonical`."""
+    return hashlib.sha256(canonical(envelope)).hexdigest()
+
+
+def seal(envelope: EventEnvelope) -> EventEnvelope:
+    """The envelope with its ``hash`` filled in."""
+    return msgspec.structs.replace(envelope, hash=event_hash(envelope))
