@@ -105,3 +105,13 @@ def test_unknown_or_missing_event_tag_is_an_explicit_error():
     del data["body"]["type"]
     with pytest.raises(CorruptEvent, match="missing required field `type`"):
         c.decode_event(msgspec.msgpack.encode(data), game_id="local", version=1)
+
+
+def test_toy_scenario_runs_in_memory():
+    import anyio
+
+    from services.scenario import run_local
+
+    rep = anyio.run(run_local, "tests/scenarios/toy_race.toml")
+    assert rep.ok, [s for s in rep.steps if not s.ok]
+    assert len(rep.steps) == 9
