@@ -1,0 +1,1 @@
+"""Adapters (layer 4): Redis key layout, Lua scripts, event store, command bus, read models."""

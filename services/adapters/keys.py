@@ -1,0 +1,114 @@
+"""The cluster-ready Redis key layout.
+
+Games are spread over ``partitions`` partitions by ``crc32(game_id) % partitions``. Every key a
+single atomic script touches carries the partition's hash tag ``{<ns>:p<N>}``, so the same
+code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layout"):
+
+=============================================  ==================================================
+``<ns>:{<ns>:pN}:cmd:<title>``                  command stream of a title (consumer group
+                                                ``worker:<title>``)
+``<ns>:{<ns>:pN}:dead:<title>``                 dead-letter stream of a title
+``<ns>:{<ns>:pN}:log``                          partition log: every appended event (group
+                                                ``projector``); never trimmed
+``<ns>:{<ns>:pN}:games``                        set of the partition's game ids
+``<ns>:{<ns>:pN}:g:<game>:meta``                hash: version, hash, status, title
+``<ns>:{<ns>:pN}:g:<game>:events``              the game's event stream, entry id ``<version>-0``;
+                                                never trimmed
+``<ns>:{<ns>:pN}:g:<game>:secret``              hash: the secret seed (worker side only)
+``<ns>:{<ns>:pN}:g:<game>:snap``                snapshot: msgpack ``[version, game]``
+``<ns>:{<ns>:pN}:g:<game>:out:<command>``       the one stored outcome of a command id
+``<ns>:{<ns>:pN}:g:<game>:reply:<command>``     list the waiting caller BLPOPs (expires)
+``<ns>:{<ns>:pN}:rm:<game>:applied``            read models: last applied version
+``<ns>:{<ns>:pN}:rm:<game>:view:<seat|spec>``   read model: JSON view envelope
+``<ns>:{<ns>:pN}:rm:<game>:feed:<seat|spec>``   read model: event feed stream, id ``<version>-0``
+``<ns>:{<ns>:lobby}:...``                       global read models (lobby, results) with their own
+                                                dedupe records, in their own slot
+=============================================  ==================================================
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+
+GAME_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+SPECTATOR = "spec"
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key builder for one namespace (``ns``) and a fixed partition count."""
+
+    ns: str = "qh"
+    partitions: int = 8
+
+    def partition(self, game_id: str) -> int:
+        """The partition of a game: ``crc32(game_id) % partitions``."""
+        return zlib.crc32(game_id.encode()) % self.partitions
+
+    def tag(self, p: int) -> str:
+        return f"{self.ns}:{{{self.ns}:p{p}}}"
+
+    def commands(self, p: int, title: str) -> str:
+        return f"{self.tag(p)}:cmd:{title}"
+
+    def dead(self, p: int, title: str) -> str:
+        return f"{self.tag(p)}:dead:{title}"
+
+    def failures(self, stream: str) -> str:
+        """Hash of the last handling error per message id of a command stream."""
+        return stream + ":failures"
+
+    def log(self, p: int) -> str:
+        return f"{self.tag(p)}:log"
+
+    def games(self, p: int) -> str:
+        return f"{self.tag(p)}:games"
+
+    def game(self, game_id: str, part: str) -> str:
+        return f"{self.tag(self.partition(game_id))}:g:{game_id}:{part}"
+
+    def outcome(self, game_id: str, command_id: str) -> str:
+        return self.game(game_id, f"out:{command_id}")
+
+    def reply(self, game_id: str, command_id: str) -> str:
+        return self.game(game_id, f"reply:{command_id}")
+
+    def rm(self, game_id: str, part: str) -> str:
+        return f"{self.tag(self.partition(game_id))}:rm:{game_id}:{part}"
+
+    def view(self, game_id: str, seat: int | None) -> str:
+        return self.rm(game_id, f"view:{SPECTATOR if seat is None else seat}")
+
+    def feed(self, game_id: str, seat: int | None) -> str:
+        return self.rm(game_id, f"feed:{SPECTATOR if seat is None else seat}")
+
+    def rm_pattern(self, p: int) -> str:
+        return f"{self.tag(p)}:rm:*"
+
+    # global read models: their own slot
+    @property
+    def lobby_tag(self) -> str:
+        return f"{self.ns}:{{{self.ns}:lobby}}"
+
+    def lobby_game(self, game_id: str) -> str:
+        return f"{self.lobby_tag}:game:{game_id}"
+
+    def lobby_applied(self, game_id: str) -> str:
+        return f"{self.lobby_tag}:applied:{game_id}"
+
+    def lobby_index(self, title: str, status: str) -> str:
+        return f"{self.lobby_tag}:idx:{title}:{status}"
+
+    def result(self, game_id: str) -> str:
+        return f"{self.lobby_tag}:result:{game_id}"
+
+    def lobby_pattern(self) -> str:
+        return f"{self.lobby_tag}:*"
+
+    @property
+    def config(self) -> str:
+        return f"{self.ns}:{{{self.ns}:config}}:partitions"

@@ -1,0 +1,294 @@
+"""The Redis event store, command bus and group reader (layer 4).
+
+- :class:`Settings` -- where and how: ``REDIS_URL``, ``QUESTHALL_NAMESPACE`` (default ``qh``),
+  ``QUESTHALL_PARTITIONS`` (default 8, fixed once a namespace holds data).
+- :func:`connect` -- a redis-py asyncio client (``redis://`` single node; ``redis+cluster://``
+  Redis Cluster), socket timeout longer than every blocking read.
+- :class:`EventStore` -- load (snapshot + tail), read events, the atomic append / reject /
+  park scripts, snapshots, outcomes.
+- :class:`CommandBus` -- what a client does: put a command on its title's stream and wait for
+  the one outcome of its command id.
+- :class:`GroupReader` -- a consumer in a consumer group over one stream: blocking reads
+  (``BLOCK`` shorter than the socket timeout; a timeout is "nothing yet"), the group recreated
+  on ``NOGROUP`` (``BUSYGROUP`` accepted), pending entries reclaimed with ``XAUTOCLAIM``
+  (reply indexed: 3 elements on Redis 7 / Valkey, 2 on 6.2), idle consumers without pending
+  entries reaped, never one that holds pending entries.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from schemas.envelope import Accepted, CommandEnvelope, EventEnvelope, Outcome, Rejected
+from services.adapters import scripts
+from services.adapters.keys import Keys
+from services.kernel import game as lifecycle
+from services.kernel.registry import Codec
+
+BLOCK_MS = 2000
+SOCKET_TIMEOUT = 10.0
+
+OUTCOME_DECODER = msgspec.msgpack.Decoder(Accepted | Rejected)
+ENC = msgspec.msgpack.Encoder()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Connection and layout settings, from the environment by default."""
+
+    url: str = field(default_factory=lambda: os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    namespace: str = field(default_factory=lambda: os.environ.get("QUESTHALL_NAMESPACE", "qh"))
+    partitions: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_PARTITIONS", "8")))
+    snapshot_every: int = 50
+    """A worker writes a snapshot when a game's version crosses a multiple of this."""
+    reply_ttl: int = 120
+    """Seconds a reply list lives for a waiting caller."""
+
+    @property
+    def keys(self) -> Keys:
+        return Keys(self.namespace, self.partitions)
+
+
+def connect(url: str) -> Any:
+    """An asyncio Redis client for ``url`` (``redis+cluster://host:port`` for Redis Cluster)."""
+    common = dict(socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=5.0, health_check_interval=15)
+    if url.startswith("redis+cluster://"):
+        from redis.asyncio.cluster import RedisCluster
+
+        return RedisCluster.from_url("redis://" + url[len("redis+cluster://"):], **common)
+    return aioredis.Redis.from_url(url, **common)
+
+
+def decode_outcome(data: bytes) -> Outcome:
+    """Decode a stored outcome (msgpack)."""
+    return OUTCOME_DECODER.decode(data)
+
+
+class EventStore:
+    """Game streams, snapshots, outcomes and the atomic scripts, for one namespace."""
+
+    def __init__(self, r: Any, settings: Settings) -> None:
+        self.r = r
+        self.settings = settings
+        self.keys = settings.keys
+        self._append = r.register_script(scripts.APPEND)
+        self._reject = r.register_script(scripts.REJECT)
+        self._park = r.register_script(scripts.PARK)
+
+    async def check_partitions(self) -> None:
+        """Record the partition count on first use; refuse a different one later (RuntimeError)."""
+        await self.r.set(self.keys.config, self.settings.partitions, nx=True)
+        stored = int(await self.r.get(self.keys.config))
+        if stored != self.settings.partitions:
+            raise RuntimeError(
+                f"namespace {self.settings.namespace!r} was created with {stored} partitions, "
+                f"not {self.settings.partitions}: set QUESTHALL_PARTITIONS={stored}"
+            )
+
+    async def read_events(self, codec: Codec, game_id: str, start: int = 1, end: int | None = None) -> list[EventEnvelope]:
+        """Events ``start..end`` (inclusive) of a game, decoded. Raises CorruptEvent."""
+        key = self.keys.game(game_id, "events")
+        out: list[EventEnvelope] = []
+        lo = f"{start}-0"
+        hi = f"{end}-0" if end is not None else "+"
+        while True:
+            batch = await self.r.xrange(key, lo, hi, count=500)
+            for mid, fields in batch:
+                v = int(mid.split(b"-")[0])
+                out.append(codec.decode_event(fields[b"e"], game_id=game_id, version=v))
+            if len(batch) < 500:
+                return out
+            lo = "(" + batch[-1][0].decode()
+
+    async def load(self, codec: Codec, game_id: str) -> lifecycle.Game:
+        """The game's state: latest snapshot plus the events after it (empty game if none)."""
+        title = codec.title
+        game = lifecycle.new_game(game_id, title.name)
+        snap = await self.r.get(self.keys.game(game_id, "snap"))
+        if snap is not None:
+            game = msgspec.msgpack.decode(snap, type=lifecycle.Game[title.state_type])
+        tail = await self.read_events(codec, game_id, start=game.version + 1)
+        return lifecycle.fold(title, tail, game)
+
+    async def seed(self, game_id: str) -> bytes | None:
+        """The game's secret seed (worker side only), or None for a game not created yet."""
+        raw = await self.r.hget(self.keys.game(game_id, "secret"), "seed")
+        return bytes.fromhex(raw.decode()) if raw else None
+
+    async def save_snapshot(self, game: lifecycle.Game) -> None:
+        await self.r.set(self.keys.game(game.game_id, "snap"), msgspec.msgpack.encode(game))
+
+    async def outcome(self, game_id: str, command_id: str) -> Outcome | None:
+        raw = await self.r.get(self.keys.outcome(game_id, command_id))
+        return decode_outcome(raw) if raw is not None else None
+
+    async def append(self, *, before: lifecycle.Game, after: lifecycle.Game, events: list[EventEnvelope],
+                     outcome: Accepted, stream: str, group: str, msg_id: str, seed: bytes | None) -> tuple[str, Any]:
+        """The atomic append. Returns ``("ok", version)``, ``("dup", outcome)`` or ``("conflict", version)``.
+
+        Checks the outcome record (idempotency) and the expected version first; then appends
+        the events to the game stream and the partition log, updates metadata, stores the
+        outcome, acknowledges ``msg_id`` and replies -- all in one script.
+        """
+        gid = before.game_id
+        k = self.keys
+        p = k.partition(gid)
+        res = await self._append(
+            keys=[k.game(gid, "meta"), k.game(gid, "events"), k.log(p), k.outcome(gid, outcome.command_id),
+                  stream, k.reply(gid, outcome.command_id), k.games(p), k.game(gid, "secret")],
+            args=[before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
+                  after.title, self.settings.reply_ttl, seed.hex() if (seed and before.version == 0) else "",
+                  *[ENC.encode(e) for e in events]],
+        )
+        tag = res[0].decode()
+        if tag == "dup":
+            return tag, decode_outcome(res[1])
+        return tag, int(res[1])
+
+    async def reject(self, *, outcome: Rejected, stream: str, group: str, msg_id: str,
+                     dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None) -> Outcome | None:
+        """Store a rejection (unless an outcome exists), acknowledge and reply; returns the stored outcome.
+
+        ``dead``: ``(dead-letter stream, payload, error)`` to park the command as well.
+        ``decided_at``: the game version the rule refused it on; if the game has moved on since,
+        nothing is written and None is returned (decide again on the new state).
+        """
+        k = self.keys
+        dl_key, payload, err = dead if dead else (k.dead(k.partition(outcome.game_id), "none"), b"", "")
+        res = await self._reject(
+            keys=[k.outcome(outcome.game_id, outcome.command_id), stream, k.reply(outcome.game_id, outcome.command_id), dl_key,
+                  k.game(outcome.game_id, "meta")],
+            args=[group, msg_id, ENC.encode(outcome), self.settings.reply_ttl, payload, err,
+                  "" if decided_at is None else decided_at],
+        )
+        if res[0] == b"conflict":
+            return None
+        return decode_outcome(res[1])
+
+    async def park(self, *, stream: str, dead: str, group: str, msg_id: str, payload: bytes, error: str) -> None:
+        """Dead-letter an undecodable entry and acknowledge it."""
+        await self._park(keys=[stream, dead], args=[group, msg_id, payload, error])
+
+
+class CommandBus:
+    """Client side of the bus: submit a command and wait for its one outcome."""
+
+    def __init__(self, r: Any, settings: Settings) -> None:
+        self.r = r
+        self.settings = settings
+        self.keys = settings.keys
+
+    async def send(self, envelope: CommandEnvelope) -> None:
+        """Put ``envelope`` (body a Struct) on its title's command stream of its partition."""
+        p = self.keys.partition(envelope.game_id)
+        await self.r.xadd(self.keys.commands(p, envelope.title), {"c": ENC.encode(envelope)})
+
+    async def wait(self, game_id: str, command_id: str, timeout: float = 30.0) -> Outcome | None:
+        """Wait up to ``timeout`` s for the outcome of ``command_id``; None if none came."""
+        deadline = time.monotonic() + timeout
+        reply = self.keys.reply(game_id, command_id)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            got = await self.r.blpop([reply], timeout=max(0.01, min(left, BLOCK_MS / 1000)))
+            if got is not None:
+                return decode_outcome(got[1])
+        raw = await self.r.get(self.keys.outcome(game_id, command_id))
+        return decode_outcome(raw) if raw is not None else None
+
+    async def submit(self, envelope: CommandEnvelope, timeout: float = 30.0) -> Outcome | None:
+        """Send and wait. A retry with the same command id returns the first outcome."""
+        await self.send(envelope)
+        return await self.wait(envelope.game_id, envelope.command_id, timeout)
+
+
+class GroupReader:
+    """One consumer of one consumer group over one stream."""
+
+    def __init__(self, r: Any, stream: str, group: str, consumer: str, *, count: int = 64, block_ms: int = BLOCK_MS) -> None:
+        assert block_ms / 1000 < SOCKET_TIMEOUT, "BLOCK must be shorter than the socket timeout"
+        self.r = r
+        self.stream = stream
+        self.group = group
+        self.consumer = consumer
+        self.count = count
+        self.block_ms = block_ms
+
+    async def ensure_group(self) -> None:
+        """Create the group at id 0 (so no entry added before is skipped); BUSYGROUP is fine."""
+        try:
+            await self.r.xgroup_create(self.stream, self.group, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def read(self) -> list[tuple[str, dict]]:
+        """New entries for this consumer (blocking up to ``block_ms``); [] on timeout."""
+        try:
+            resp = await self.r.xreadgroup(self.group, self.consumer, {self.stream: ">"}, count=self.count, block=self.block_ms)
+        except ResponseError as exc:
+            if "NOGROUP" in str(exc):
+                await self.ensure_group()
+                return []
+            raise
+        return [(mid.decode(), fields) for _, entries in (resp or []) for mid, fields in entries]
+
+    async def claim(self, min_idle_ms: int) -> list[tuple[str, dict, int]]:
+        """Reclaim entries idle >= ``min_idle_ms`` from any consumer: ``(id, fields, times delivered)``.
+
+        XAUTOCLAIM's reply is indexed (``[next, entries, deleted?]``); deleted entries (trimmed
+        away) are dropped by Redis from the PEL and are skipped here.
+        """
+        out: list[tuple[str, dict, int]] = []
+        start = "0-0"
+        for _ in range(100):
+            try:
+                resp = await self.r.execute_command("XAUTOCLAIM", self.stream, self.group, self.consumer, min_idle_ms, start, "COUNT", self.count)
+            except ResponseError as exc:
+                if "NOGROUP" in str(exc):
+                    await self.ensure_group()
+                    return out
+                raise
+            nxt, entries = resp[0], resp[1]
+            claimed = [(m.decode() if isinstance(m, bytes) else m, f) for m, f in _entries(entries) if f is not None]
+            if claimed:
+                pend = await self.r.xpending_range(self.stream, self.group, claimed[0][0], claimed[-1][0], len(claimed) + 10, consumername=self.consumer)
+                counts = {p["message_id"].decode() if isinstance(p["message_id"], bytes) else p["message_id"]: p["times_delivered"] for p in pend}
+                out += [(m, f, counts.get(m, 1)) for m, f in claimed]
+            nxt = nxt.decode() if isinstance(nxt, bytes) else nxt
+            if nxt == "0-0":
+                break
+            start = nxt
+        return out
+
+    async def pending_count(self) -> int:
+        """Entries delivered to the group and not yet acknowledged (all consumers)."""
+        try:
+            info = await self.r.xpending(self.stream, self.group)
+        except ResponseError:
+            return 0
+        return int(info["pending"])
+
+    async def reap(self, min_idle_ms: int) -> int:
+        """Delete consumers idle >= ``min_idle_ms`` that hold no pending entries (atomic script)."""
+        script = self.r.register_script(scripts.REAP_CONSUMERS)
+        return int(await script(keys=[self.stream], args=[self.group, min_idle_ms, self.consumer]))
+
+
+def _entries(entries: Any) -> list[tuple[Any, dict | None]]:
+    """Normalise XAUTOCLAIM entries (raw list or redis-py's parsed tuples) to ``(id, fields)``."""
+    out = []
+    for e in entries or []:
+        mid, fields = e[0], e[1]
+        if isinstance(fields, list):
+            fields = dict(zip(fields[::2], fields[1::2], strict=False))
+        out.append((mid, fields))
+    return out

@@ -1,0 +1,156 @@
+"""The Lua scripts: every multi-key write is one script over keys of one hash tag.
+
+Each script checks everything first and writes last (a failing script keeps the writes it
+already made). Scripts are run through redis-py ``Script`` objects, which answer ``NOSCRIPT``
+(after ``SCRIPT FLUSH`` or a restart) by loading the script again and retrying.
+"""
+
+# KEYS: 1 meta, 2 events, 3 log, 4 outcome, 5 command stream, 6 reply, 7 games set, 8 secret
+# ARGV: 1 expected version, 2 group, 3 message id ('' = none), 4 outcome, 5 game id,
+#       6 last hash, 7 status, 8 title, 9 reply ttl (s), 10 secret seed hex ('' = none),
+#       11.. event payloads (msgpack envelopes) in version order
+APPEND = r"""
+local existing = redis.call('GET', KEYS[4])
+if existing then
+  if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
+  redis.call('RPUSH', KEYS[6], existing)
+  redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+  return {'dup', existing}
+end
+local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if cur ~= tonumber(ARGV[1]) then
+  return {'conflict', tostring(cur)}
+end
+local n = #ARGV - 10
+if cur == 0 and n > 0 and ARGV[10] == '' then
+  return redis.error_reply('QH_NO_SEED a new game needs its secret seed')
+end
+for i = 1, n do
+  local v = cur + i
+  redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[10 + i])
+  redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', tostring(v), 'e', ARGV[10 + i])
+end
+if n > 0 then
+  redis.call('HSET', KEYS[1], 'version', cur + n, 'hash', ARGV[6], 'status', ARGV[7], 'title', ARGV[8])
+  if cur == 0 then
+    redis.call('SADD', KEYS[7], ARGV[5])
+    redis.call('HSET', KEYS[8], 'seed', ARGV[10])
+  end
+end
+redis.call('SET', KEYS[4], ARGV[4])
+if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
+redis.call('RPUSH', KEYS[6], ARGV[4])
+redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+return {'ok', tostring(cur + n)}
+"""
+
+# Store a rejection (or reply a stored outcome) and acknowledge; optionally park in dead letters.
+# A rejection decided on a state that is no longer current is not stored: ('conflict', version).
+# KEYS: 1 outcome, 2 command stream, 3 reply, 4 dead-letter stream, 5 game meta
+# ARGV: 1 group, 2 message id ('' = none), 3 outcome, 4 reply ttl, 5 dead-letter payload ('' = none),
+#       6 error text, 7 version the rejection was decided on ('' = any)
+REJECT = r"""
+local existing = redis.call('GET', KEYS[1])
+local out = ARGV[3]
+if not existing and ARGV[7] ~= '' then
+  local cur = tonumber(redis.call('HGET', KEYS[5], 'version') or '0')
+  if cur ~= tonumber(ARGV[7]) then return {'conflict', tostring(cur)} end
+end
+if existing then
+  out = existing
+else
+  redis.call('SET', KEYS[1], ARGV[3])
+  if ARGV[5] ~= '' then
+    redis.call('XADD', KEYS[4], '*', 'c', ARGV[5], 'error', ARGV[6], 'id', ARGV[2])
+  end
+end
+if ARGV[2] ~= '' then redis.call('XACK', KEYS[2], ARGV[1], ARGV[2]) end
+redis.call('RPUSH', KEYS[3], out)
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+if existing then return {'dup', existing} end
+return {'ok', out}
+"""
+
+# Park an entry that cannot even be decoded (no command id to answer): dead-letter + ack.
+# KEYS: 1 command stream, 2 dead-letter stream; ARGV: 1 group, 2 message id, 3 payload, 4 error
+PARK = r"""
+redis.call('XADD', KEYS[2], '*', 'c', ARGV[3], 'error', ARGV[4], 'id', ARGV[2])
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
+# Apply read-model writes for a game up to a version, idempotently, and acknowledge the log entry.
+# KEYS: 1 applied, 2 log stream, then view keys (n_views), then feed keys (n_feeds)
+# ARGV: 1 expected applied version, 2 new version, 3 group, 4 message id ('' = none),
+#       5 n_views, 6 n_feeds, then n_views view payloads, then for each feed key:
+#       count, then count pairs (version, payload)
+PROJECT = r"""
+local applied = tonumber(redis.call('GET', KEYS[1]) or '0')
+local newv = tonumber(ARGV[2])
+if applied >= newv then
+  if ARGV[4] ~= '' then redis.call('XACK', KEYS[2], ARGV[3], ARGV[4]) end
+  return {'skip', tostring(applied)}
+end
+if applied ~= tonumber(ARGV[1]) then
+  return {'conflict', tostring(applied)}
+end
+local nv = tonumber(ARGV[5])
+local nf = tonumber(ARGV[6])
+local a = 7
+for i = 1, nv do
+  redis.call('SET', KEYS[2 + i], ARGV[a])
+  a = a + 1
+end
+for i = 1, nf do
+  local key = KEYS[2 + nv + i]
+  local count = tonumber(ARGV[a])
+  a = a + 1
+  for j = 1, count do
+    redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1])
+    a = a + 2
+  end
+end
+redis.call('SET', KEYS[1], ARGV[2])
+if ARGV[4] ~= '' then redis.call('XACK', KEYS[2], ARGV[3], ARGV[4]) end
+return {'ok', ARGV[2]}
+"""
+
+# Lobby and results (global slot), idempotent by the game's version.
+# KEYS: 1 applied, 2 lobby game hash, 3 result key, then index keys: 4 new index,
+#       5.. every other status index of the title (removed from)
+# ARGV: 1 version, 2 game id, 3 score (created_at ms), 4 result JSON ('' = none),
+#       then field/value pairs for the lobby hash
+LOBBY = r"""
+local applied = tonumber(redis.call('GET', KEYS[1]) or '0')
+local v = tonumber(ARGV[1])
+if applied >= v then return 0 end
+for i = 5, #KEYS do redis.call('ZREM', KEYS[i], ARGV[2]) end
+redis.call('ZADD', KEYS[4], tonumber(ARGV[3]), ARGV[2])
+local fields = {}
+for i = 5, #ARGV do fields[#fields + 1] = ARGV[i] end
+if #fields > 0 then redis.call('HSET', KEYS[2], unpack(fields)) end
+if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4]) end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""
+
+# Delete consumers that hold no pending entries and have been idle long (never one with pending).
+# KEYS: 1 stream; ARGV: 1 group, 2 min idle ms, 3 own consumer name
+REAP_CONSUMERS = r"""
+local ok, infos = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+if not ok then return 0 end
+local n = 0
+for _, info in ipairs(infos) do
+  local name, pending, idle
+  for i = 1, #info, 2 do
+    if info[i] == 'name' then name = info[i + 1]
+    elseif info[i] == 'pending' then pending = tonumber(info[i + 1])
+    elseif info[i] == 'idle' then idle = tonumber(info[i + 1]) end
+  end
+  if name ~= ARGV[3] and pending == 0 and idle >= tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
+    n = n + 1
+  end
+end
+return n
+"""

@@ -1,0 +1,231 @@
+"""The projector service: folds the partition logs into read models, idempotently.
+
+Read models of a game (all in the game's partition slot, written by one script that also
+acknowledges the log entry): the view of every seat and the spectator view (the title's
+``view``), the event feed of every seat and of spectators (each event redacted by the title's
+``redact``; stream ids ``<version>-0``), and the applied version. Global read models (lobby by
+title and status, finished-game results) live in their own slot with their own dedupe record.
+
+Every update names the version it brings the game to and is applied only if the stored
+applied version is the one it was computed from (compare-and-set), so a redelivered, reclaimed
+or raced log entry changes nothing twice, and a gap is filled from the game's stream.
+``rebuild`` drops every read model and replays every game through the same code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+import anyio
+import msgspec
+import structlog
+
+from schemas.envelope import (
+    EventEnvelope,
+    GameAbandoned,
+    GameCreated,
+    GameFinished,
+    GameStarted,
+    SeatJoined,
+    SeatLeft,
+)
+from services.adapters import scripts
+from services.adapters.redis_store import EventStore, GroupReader, Settings
+from services.kernel import codec as get_codec
+from services.kernel import game as lifecycle
+from services.kernel.decider import Title
+from services.worker import _is_connection_error, consumer_name
+
+log = structlog.get_logger("questhall.projector")
+
+GROUP = "projector"
+STATUSES = ("lobby", "active", "finished", "abandoned")
+_LOBBY_EVENTS = (GameCreated, SeatJoined, SeatLeft, GameStarted, GameAbandoned, GameFinished)
+JSON = msgspec.json.Encoder()
+
+
+def projection(title: Title, game: lifecycle.Game, new_events: list[EventEnvelope]) -> tuple[list[tuple[int | None, bytes]], list[tuple[int | None, list[tuple[int, bytes]]]]]:
+    """The read-model writes for ``game`` after ``new_events``: views and feed entries per seat.
+
+    Returns ``(views, feeds)``: ``views`` = ``[(seat|None, JSON view envelope)]`` for every seat
+    and the spectator; ``feeds`` = ``[(seat|None, [(version, JSON feed entry)])]``.
+    Pure: the same input gives the same bytes (what makes ``rebuild`` byte-identical).
+    """
+    seats: list[int | None] = [*range(len(game.seats)), None]
+    views = [(s, JSON.encode(lifecycle.view(title, game, s))) for s in seats]
+    feeds = []
+    for s in seats:
+        entries = []
+        for e in new_events:
+            fe = lifecycle.redact(title, e, s)
+            if fe is not None:
+                entries.append((e.version, JSON.encode(fe)))
+        feeds.append((s, entries))
+    return views, feeds
+
+
+class Projector:
+    """Projects every partition's log (consumer group ``projector``)."""
+
+    def __init__(self, r: Any, settings: Settings, *, consumer: str | None = None, partitions: list[int] | None = None,
+                 min_idle_ms: int = 30_000, reap_idle_ms: int = 3_600_000, cache_size: int = 10_000,
+                 faults: set[str] | None = None) -> None:
+        self.r = r
+        self.settings = settings
+        self.keys = settings.keys
+        self.store = EventStore(r, settings)
+        self.consumer = consumer or consumer_name("projector")
+        self.partitions = partitions if partitions is not None else list(range(settings.partitions))
+        self.min_idle_ms = min_idle_ms
+        self.reap_idle_ms = reap_idle_ms
+        self.cache: OrderedDict[str, lifecycle.Game] = OrderedDict()
+        self.cache_size = cache_size
+        self.faults = faults or set()
+        self._project = r.register_script(scripts.PROJECT)
+        self._lobby = r.register_script(scripts.LOBBY)
+        self.applied = 0
+
+    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve every partition log until cancelled."""
+        await self.store.check_partitions()
+        readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
+        for rd in readers:
+            await rd.ensure_group()
+        log.info("projector_started", consumer=self.consumer, partitions=len(readers))
+        async with anyio.create_task_group() as tg:
+            for rd in readers:
+                tg.start_soon(self._serve, rd)
+            task_status.started()
+
+    async def _serve(self, rd: GroupReader) -> None:
+        last_claim = 0.0
+        last_reap = time.monotonic()
+        claim_every = max(self.min_idle_ms / 2000, 0.05)
+        while True:
+            try:
+                if time.monotonic() - last_claim >= claim_every:
+                    last_claim = time.monotonic()
+                    for mid, fields, _n in await rd.claim(self.min_idle_ms):
+                        await self._entry(rd, mid, fields)
+                if time.monotonic() - last_reap >= 60:
+                    last_reap = time.monotonic()
+                    await rd.reap(self.reap_idle_ms)
+                entries = await rd.read()
+                if entries and "hang_after_read" in self.faults:
+                    log.warning("fault_hang_after_read", pending=len(entries))
+                    await anyio.sleep_forever()
+                for mid, fields in entries:
+                    await self._entry(rd, mid, fields)
+            except Exception as exc:
+                if _is_connection_error(exc):
+                    log.warning("redis_unavailable", error=str(exc))
+                else:
+                    log.exception("projector_loop_error")
+                self.cache.clear()
+                await anyio.sleep(0.2)
+                try:
+                    await rd.ensure_group()
+                except Exception:
+                    pass
+
+    async def _entry(self, rd: GroupReader, mid: str, fields: dict) -> None:
+        gid = fields[b"g"].decode()
+        title = fields[b"t"].decode()
+        v = int(fields[b"v"])
+        await self.apply(gid, title, v, log_stream=rd.stream, msg_id=mid)
+
+    async def apply(self, game_id: str, title_name: str, version: int, *, log_stream: str | None = None, msg_id: str = "") -> str:
+        """Bring the read models of a game up to ``version``; returns ``ok`` or ``skip``.
+
+        Acknowledges ``msg_id`` on ``log_stream`` in the same script as the writes.
+        """
+        codec = get_codec(title_name)
+        title = codec.title
+        k = self.keys
+        log_stream = log_stream or k.log(k.partition(game_id))
+        for _ in range(20):
+            applied = int(await self.r.get(k.rm(game_id, "applied")) or 0)
+            if applied >= version:
+                if msg_id:
+                    await self.r.xack(log_stream, GROUP, msg_id)
+                return "skip"
+            game = self.cache.get(game_id)
+            if game is None or game.version != applied:
+                game = lifecycle.fold(title, await self.store.read_events(codec, game_id, 1, applied)) if applied else lifecycle.new_game(game_id, title.name)
+            new = await self.store.read_events(codec, game_id, applied + 1, version)
+            after = lifecycle.fold(title, new, game)
+            if any(isinstance(e.body, _LOBBY_EVENTS) for e in new):
+                await self._update_lobby(after)
+            views, feeds = projection(title, after, new)
+            view_keys = [k.view(game_id, s) for s, _ in views]
+            feed_keys = [k.feed(game_id, s) for s, _ in feeds]
+            args: list[Any] = [applied, after.version, GROUP, msg_id, len(views), len(feeds), *[b for _, b in views]]
+            for _, entries in feeds:
+                args.append(len(entries))
+                for v, b in entries:
+                    args += [v, b]
+            res = await self._project(keys=[k.rm(game_id, "applied"), log_stream, *view_keys, *feed_keys], args=args)
+            tag = res[0].decode()
+            if tag in ("ok", "skip"):
+                self.cache[game_id] = after
+                self.cache.move_to_end(game_id)
+                while len(self.cache) > self.cache_size:
+                    self.cache.popitem(last=False)
+                self.applied += 1
+                log.debug("projected", title=title.name, game_id=game_id, version=after.version)
+                return tag
+            self.cache.pop(game_id, None)
+        raise RuntimeError(f"could not project game {game_id!r} to version {version}: kept conflicting")
+
+    async def _update_lobby(self, game: lifecycle.Game) -> None:
+        k = self.keys
+        status = game.status
+        names = [s.name for s in game.seats]
+        fields = {
+            "title": game.title, "status": status, "seats": len(game.seats),
+            "taken": sum(n is not None for n in names), "names": JSON.encode(names), "created_at": game.created_at,
+        }
+        result = JSON.encode(game.result) if game.result is not None else b""
+        others = [k.lobby_index(game.title, s) for s in STATUSES if s != status]
+        flat: list[Any] = []
+        for f, v in fields.items():
+            flat += [f, v]
+        await self._lobby(
+            keys=[k.lobby_applied(game.game_id), k.lobby_game(game.game_id), k.result(game.game_id), k.lobby_index(game.title, status), *others],
+            args=[game.version, game.game_id, game.created_at, result, *flat],
+        )
+
+
+async def rebuild(r: Any, settings: Settings) -> int:
+    """Drop every read model of the namespace and replay every game; returns the games replayed.
+
+    Run it with projectors stopped (or accept that they converge on the same bytes).
+    """
+    k = settings.keys
+    patterns = [k.rm_pattern(p) for p in range(settings.partitions)] + [k.lobby_pattern()]
+    for pat in patterns:
+        batch = []
+        async for key in r.scan_iter(match=pat, count=1000):
+            batch.append(key)
+            if len(batch) >= 500:
+                await _delete(r, batch)
+                batch = []
+        if batch:
+            await _delete(r, batch)
+    proj = Projector(r, settings, consumer="rebuild")
+    n = 0
+    for p in range(settings.partitions):
+        for gid in sorted(m.decode() for m in await r.smembers(k.games(p))):
+            meta = await r.hgetall(k.game(gid, "meta"))
+            if not meta:
+                continue
+            await proj.apply(gid, meta[b"title"].decode(), int(meta[b"version"]))
+            n += 1
+    return n
+
+
+async def _delete(r: Any, keys: list[bytes]) -> None:
+    for key in keys:  # one by one: keys of many slots (cluster-safe)
+        await r.delete(key)

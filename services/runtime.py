@@ -1,0 +1,44 @@
+"""Running services in one process (``make demo``, ``make serve``, scenario runs, tests).
+
+:func:`services_running` starts a worker per title and a projector in an anyio task group and
+stops them when the block exits. Production runs one process per service (deploy/).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from services.adapters.redis_store import Settings, connect
+from services.kernel import titles as all_titles
+from services.projector import Projector
+from services.worker import Worker
+
+
+@asynccontextmanager
+async def services_running(settings: Settings, *, titles: list[str] | None = None, projector: bool = True,
+                           worker_kwargs: dict | None = None, projector_kwargs: dict | None = None,
+                           r: Any = None) -> AsyncIterator[dict[str, Any]]:
+    """Run workers (every registered title unless ``titles``) and a projector while inside the block.
+
+    Yields ``{"redis": client, "workers": {title: Worker}, "projector": Projector | None}``.
+    """
+    own = r is None
+    r = r or connect(settings.url)
+    names = titles if titles is not None else sorted(all_titles())
+    workers = {t: Worker(r, settings, t, **(worker_kwargs or {})) for t in names}
+    proj = Projector(r, settings, **(projector_kwargs or {})) if projector else None
+    try:
+        async with anyio.create_task_group() as tg:
+            for w in workers.values():
+                await tg.start(w.run)
+            if proj is not None:
+                await tg.start(proj.run)
+            yield {"redis": r, "workers": workers, "projector": proj}
+            tg.cancel_scope.cancel()
+    finally:
+        if own:
+            await r.aclose()

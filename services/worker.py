@@ -1,0 +1,265 @@
+"""The game worker service: one title, any number of replicas sharing a consumer group.
+
+For each command: decode the envelope and body, load the game (state cache, else snapshot +
+tail), ``decide`` with the game's chance, stamp the events (versions, hash chain), and run the
+atomic append (expected version, command-id idempotency, game stream, partition log, stored
+outcome, XACK, reply) -- or store a rejection. On a version conflict the game is reloaded and
+the command decided again. A command whose handling raises repeatedly (``max_deliveries``) is
+parked in the title's dead-letter stream with a ``handling_failed`` outcome.
+
+A worker contains no game rule: it only wires the kernel to the Redis adapters.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import time
+import uuid
+from collections import OrderedDict
+from typing import Any
+
+import anyio
+import msgspec
+import structlog
+
+from schemas.envelope import Accepted, CommandEnvelope, CreateGame, Rejected
+from services.adapters.keys import COMMAND_ID, GAME_ID
+from services.adapters.redis_store import EventStore, GroupReader, Settings
+from services.kernel import codec as get_codec
+from services.kernel import game as lifecycle
+from services.kernel.chance import Chance
+from services.kernel.errors import Rejection
+from services.kernel.registry import ENVELOPE_DECODER
+from services.kernel.runner import stamp
+
+log = structlog.get_logger("questhall.worker")
+
+MAX_CONFLICT_RETRIES = 50
+
+
+def consumer_name(kind: str) -> str:
+    """A consumer name unique to this process start: ``kind-host-pid-rand``."""
+    return f"{kind}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Worker:
+    """The worker of one title over a set of partitions.
+
+    ``chance_override`` maps game ids to a fixed chance: scenario and test runners only.
+    ``faults`` (test hook, e.g. ``{"hang_after_read"}``) makes the worker hang while it holds
+    pending entries so that a test can kill it.
+    """
+
+    def __init__(self, r: Any, settings: Settings, title: str, *, consumer: str | None = None,
+                 partitions: list[int] | None = None, min_idle_ms: int = 30_000, max_deliveries: int = 5,
+                 reap_idle_ms: int = 3_600_000, cache_size: int = 10_000,
+                 chance_override: dict[str, Chance] | None = None, faults: set[str] | None = None) -> None:
+        self.r = r
+        self.settings = settings
+        self.keys = settings.keys
+        self.codec = get_codec(title)
+        self.title = self.codec.title
+        self.group = f"worker:{title}"
+        self.consumer = consumer or consumer_name(f"w-{title}")
+        self.partitions = partitions if partitions is not None else list(range(settings.partitions))
+        self.store = EventStore(r, settings)
+        self.min_idle_ms = min_idle_ms
+        self.max_deliveries = max_deliveries
+        self.reap_idle_ms = reap_idle_ms
+        self.cache: OrderedDict[str, lifecycle.Game] = OrderedDict()
+        self.seeds: dict[str, bytes] = {}
+        self.cache_size = cache_size
+        self.chance_override = chance_override if chance_override is not None else {}
+        self.faults = faults or set()
+        self.handled = 0
+
+    # -- running ----------------------------------------------------------------------------
+    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve every partition until cancelled."""
+        await self.store.check_partitions()
+        readers = [GroupReader(self.r, self.keys.commands(p, self.title.name), self.group, self.consumer) for p in self.partitions]
+        for rd in readers:
+            await self.store_retry(rd.ensure_group)
+        log.info("worker_started", title=self.title.name, consumer=self.consumer, partitions=len(readers))
+        async with anyio.create_task_group() as tg:
+            for rd in readers:
+                tg.start_soon(self._serve, rd)
+            task_status.started()
+
+    async def store_retry(self, fn: Any, *args: Any) -> Any:
+        """Run ``fn`` until Redis answers (reconnect with capped backoff)."""
+        delay = 0.05
+        while True:
+            try:
+                return await fn(*args)
+            except (ConnectionError, OSError, TimeoutError) as exc:
+                log.warning("redis_unavailable", error=str(exc), retry_in=delay)
+            except Exception as exc:  # redis-py's own ConnectionError/TimeoutError
+                if not _is_connection_error(exc):
+                    raise
+                log.warning("redis_unavailable", error=str(exc), retry_in=delay)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def _serve(self, rd: GroupReader) -> None:
+        last_claim = 0.0
+        last_reap = time.monotonic()
+        claim_every = max(self.min_idle_ms / 2000, 0.05)
+        while True:
+            try:
+                if time.monotonic() - last_claim >= claim_every:
+                    last_claim = time.monotonic()
+                    for mid, fields, delivered in await rd.claim(self.min_idle_ms):
+                        await self._handle_entry(rd, mid, fields, delivered)
+                if time.monotonic() - last_reap >= 60:
+                    last_reap = time.monotonic()
+                    await rd.reap(self.reap_idle_ms)
+                entries = await rd.read()
+                if entries and "hang_after_read" in self.faults:
+                    log.warning("fault_hang_after_read", pending=len(entries))
+                    await anyio.sleep_forever()
+                for mid, fields in entries:
+                    await self._handle_entry(rd, mid, fields, 1)
+            except Exception as exc:
+                if not _is_connection_error(exc):
+                    log.exception("worker_loop_error", title=self.title.name)
+                else:
+                    log.warning("redis_unavailable", error=str(exc))
+                self.cache.clear()
+                await anyio.sleep(0.2)
+                try:
+                    await rd.ensure_group()
+                except Exception:
+                    pass
+
+    async def _handle_entry(self, rd: GroupReader, mid: str, fields: dict, delivered: int) -> None:
+        fails = self.keys.failures(rd.stream)
+        if delivered > self.max_deliveries:
+            last = await self.r.hget(fails, mid)
+            why = f"handling failed {delivered - 1} times" + (f"; last error: {last.decode()}" if last else "")
+            await self._park(rd, mid, fields, why)
+            await self.r.hdel(fails, mid)
+            return
+        try:
+            await self.handle(rd.stream, mid, fields)
+        except Exception as exc:
+            if _is_connection_error(exc):
+                raise
+            log.exception("command_handling_failed", title=self.title.name, message_id=mid, delivered=delivered)
+            await self.r.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
+            self.cache.clear()
+
+    async def _park(self, rd: GroupReader, mid: str, fields: dict, error: str) -> None:
+        raw = fields.get(b"c", b"")
+        dead = rd.stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
+        try:
+            env = ENVELOPE_DECODER.decode(raw)
+        except Exception:
+            await self.store.park(stream=rd.stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=error)
+            log.error("command_parked", title=self.title.name, message_id=mid, error=error)
+            return
+        out = Rejected(command_id=env.command_id, game_id=env.game_id, code="handling_failed",
+                       message="The command could not be handled and was parked for an operator.")
+        await self.store.reject(outcome=out, stream=rd.stream, group=self.group, msg_id=mid, dead=(dead, raw, error))
+        log.error("command_parked", title=self.title.name, game_id=env.game_id, command_id=env.command_id, error=error)
+
+    # -- one command ------------------------------------------------------------------------
+    async def handle(self, stream: str, mid: str, fields: dict) -> None:
+        """Handle one command-stream entry to its one stored outcome."""
+        raw = fields.get(b"c", b"")
+        try:
+            env: CommandEnvelope = ENVELOPE_DECODER.decode(raw)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
+            await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=f"undecodable envelope: {exc}")
+            log.warning("envelope_undecodable", title=self.title.name, message_id=mid, error=str(exc))
+            return
+        blog = log.bind(title=self.title.name, game_id=env.game_id, command_id=env.command_id)
+
+        async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None) -> bool:
+            out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=message, version=version)
+            stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, decided_at=decided_at)
+            if stored is None:
+                return False
+            blog.info("command_rejected", code=getattr(stored, "code", code), version=version)
+            return True
+
+        if not GAME_ID.match(env.game_id) or not COMMAND_ID.match(env.command_id):
+            if not GAME_ID.match(env.game_id):  # no key can hold an outcome for it: park
+                dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
+                await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error="bad game id")
+                return
+            await refuse("bad_command", "A command id is 1 to 64 characters of letters, digits and _ . : -.")
+            return
+        if env.title != self.title.name or self.keys.commands(self.keys.partition(env.game_id), env.title) != stream:
+            await refuse("bad_command", f"The command for title {env.title!r} arrived on the wrong stream.")
+            return
+        try:
+            body = self.codec.decode_command_body(env.body)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            await refuse("bad_command", f"The command body is invalid: {exc}.")
+            return
+        cmd = msgspec.structs.replace(env, body=body)
+
+        for attempt in range(MAX_CONFLICT_RETRIES):
+            if attempt:  # another replica moved the game on: back off a little, with jitter
+                await anyio.sleep(random.uniform(0, min(0.002 * attempt, 0.05)))
+            game = await self._game(env.game_id)
+            seed = self.seeds.get(env.game_id) or await self.store.seed(env.game_id)
+            if seed is None:
+                seed = os.urandom(32) if isinstance(body, CreateGame) and game.version == 0 else b"\0" * 32
+            chance = self.chance_override.get(env.game_id) or lifecycle.chance_for(game, seed)
+            try:
+                bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
+            except Rejection as rej:
+                if await refuse(rej.code, rej.message, game.version, decided_at=game.version):
+                    return
+                blog.info("stale_state_rejection", decided_at=game.version)
+                self.cache.pop(env.game_id, None)
+                continue
+            envs = stamp(game, bodies, env.command_id, now_ms())
+            after = lifecycle.fold(self.title, envs, game)
+            out = Accepted(command_id=env.command_id, game_id=env.game_id, version=after.version, events=len(envs))
+            tag, val = await self.store.append(before=game, after=after, events=envs, outcome=out, stream=stream,
+                                               group=self.group, msg_id=mid, seed=seed)
+            if tag == "ok":
+                self._remember(after, seed)
+                self.handled += 1
+                blog.info("command_accepted", version=after.version, events=len(envs))
+                if after.version // self.settings.snapshot_every > game.version // self.settings.snapshot_every:
+                    await self.store.save_snapshot(after)
+                return
+            if tag == "dup":
+                blog.info("command_duplicate", outcome=type(val).__name__)
+                return
+            blog.info("version_conflict", expected=game.version, actual=val)
+            self.cache.pop(env.game_id, None)
+        await refuse("busy", "The game changed too often while the command was decided; send it again.")
+
+    async def _game(self, game_id: str) -> lifecycle.Game:
+        g = self.cache.get(game_id)
+        if g is not None:
+            self.cache.move_to_end(game_id)
+            return g
+        return await self.store.load(self.codec, game_id)
+
+    def _remember(self, game: lifecycle.Game, seed: bytes) -> None:
+        self.cache[game.game_id] = game
+        self.cache.move_to_end(game.game_id)
+        self.seeds[game.game_id] = seed
+        while len(self.cache) > self.cache_size:
+            gid, _ = self.cache.popitem(last=False)
+            self.seeds.pop(gid, None)
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    from redis.exceptions import ConnectionError as RConn
+    from redis.exceptions import TimeoutError as RTimeout
+
+    return isinstance(exc, (RConn, RTimeout, ConnectionError, TimeoutError, OSError))
