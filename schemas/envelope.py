@@ -214,6 +214,8 @@ class ViewEnvelope(Record, Generic[B]):
     seat: int | None
     view: B | None
     """The title's view of its state for that seat; None before the game starts."""
+    to_move: list[int] = []
+    """Seats whose input the game waits for (empty outside an active game)."""
     result: Result | None = None
 
 

@@ -66,7 +66,7 @@ class ServerProcess:
 
     def __init__(self, data_dir: str | Path, *, port: int | None = None, binary: str | None = None,
                  appendonly: bool = True, prefer_bundled: bool = True) -> None:
-        self.dir = Path(data_dir)
+        self.dir = Path(data_dir).resolve()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.binary = binary or find_binary(prefer_bundled)

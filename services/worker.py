@@ -148,6 +148,8 @@ class Worker:
             return
         try:
             await self.handle(rd.stream, mid, fields)
+            if delivered > 1:
+                await self.r.hdel(fails, mid)
         except Exception as exc:
             if _is_connection_error(exc):
                 raise

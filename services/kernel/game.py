@@ -258,6 +258,7 @@ def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
         seats=list(game.seats),
         seat=seat,
         view=inner,
+        to_move=list(title.to_move(game.rules)) if game.rules is not None and game.status == "active" else [],
         result=game.result,
     )
 

