@@ -1,0 +1,79 @@
+"""Questeros: multi-player trick-taking with bids, 7 rounds (rulebooks/questeros.txt).
+
+Modules in reading order: ``content`` (the deck file), ``abilities`` (Epic hooks), ``rules``
+(state, setup, decide, evolve, legal commands, status), ``views`` (view, redact), ``bots``.
+Docs: docs/games/questeros.md.
+"""
+
+from __future__ import annotations
+
+from schemas.base import Command, Event
+from schemas.envelope import Result
+from schemas.questeros import (
+    Bid,
+    BidMade,
+    CardPlayed,
+    DealerChosen,
+    EpicAdded,
+    HandLookedAt,
+    HandsDealt,
+    LookAtHand,
+    PlayCard,
+    QuesterosOptions,
+    QuesterosView,
+    QuestWon,
+    RoundScored,
+)
+from services.games.questeros import bots, rules, views
+from services.games.questeros.rules import QState
+from services.kernel import Rejection, Title, register
+
+
+class Questeros(Title[QState]):
+    """The Questeros Decider (multi-player game; Ero's Quest solo is not included)."""
+
+    name = "questeros"
+    display_name = "Questeros"
+    rules_version = "1"
+    min_seats = 2
+    max_seats = 6
+    options_type = QuesterosOptions
+    state_type = QState
+    view_type = QuesterosView
+    command_types = (Bid, PlayCard, LookAtHand)
+    event_types = (DealerChosen, EpicAdded, HandsDealt, BidMade, CardPlayed, HandLookedAt, QuestWon, RoundScored)
+
+    def check_options(self, options: QuesterosOptions, seats: int) -> None:
+        if not 2 <= seats <= 6:  # pragma: no cover - the kernel checks min/max seats first
+            raise Rejection("bad_options", "Questeros takes 2 to 6 players.")
+
+    def initial_state(self, options: QuesterosOptions, seats: int) -> QState:
+        return rules.initial_state(seats, options.alternative_god_rule)
+
+    def setup(self, options: QuesterosOptions, seats: int, chance) -> list[Event]:
+        return rules.setup(seats, chance)
+
+    def decide(self, state: QState, seat: int, command: Command, chance) -> list[Event]:
+        return rules.decide(state, seat, command, chance)
+
+    def evolve(self, state: QState, event: Event) -> QState:
+        return rules.evolve(state, event)
+
+    def view(self, state: QState, seat: int | None) -> QuesterosView:
+        return views.view(state, seat)
+
+    def redact(self, event: Event, seat: int | None) -> Event | None:
+        return views.redact(event, seat)
+
+    def legal_commands(self, state: QState, seat: int) -> list[Command]:
+        return rules.legal_commands(state, seat)
+
+    def status(self, state: QState) -> Result | None:
+        return rules.status(state)
+
+    def to_move(self, state: QState) -> list[int]:
+        return rules.to_move(state)
+
+
+Questeros.bots = {"random": bots.random_bot, "bidder": bots.bidder_bot}
+QUESTEROS = register(Questeros())
