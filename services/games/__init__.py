@@ -1,1 +1,3 @@
 """Shipped titles. Importing this package registers each of them (one import per title)."""
+
+from services.games import orion_duel  # noqa: F401
