@@ -135,15 +135,20 @@ class OrionView(Record):
     """Seat whose input the game waits for; None once over."""
     galaxy_seat: int | None
     starter: int | None
-    galaxies: list[Cell]
-    black_holes: list[Cell]
-    hexes: list[tuple[int, int, int]]
+    galaxies: list[list[int]]
+    """Galaxy cells ``[q, r]``."""
+    black_holes: list[list[int]]
+    """Black hole cells ``[q, r]``."""
+    hexes: list[list[int]]
     """Placed hexes ``[q, r, colour]`` (colour 0 Blue, 1 Orange), in placement order."""
     used: list[list[str]]
     """Tile ids already placed, per seat."""
     remaining: list[list[str]]
     """Tile ids still in hand, per seat."""
     scores: list[int]
+    conditions: list[list[str]] = []
+    """Victory conditions met per seat: ``link`` (opposite sides), ``galaxies`` (4 on one own
+    group), ``black_holes`` (3 on one group of the opponent's colour)."""
     winners: list[int] | None = None
     reason: str = ""
     tiebreak: list[int] = []

@@ -17,23 +17,27 @@ from typing import Any
 
 from schemas.orion_duel import OrionView
 from services.games.orion_duel.geometry import BOARD, CELLS, TILE_IDS
-from services.games.orion_duel.rules import OrionState
+from services.games.orion_duel.rules import OrionState, conditions_of, groups
 
 
 def view(state: OrionState, seat: int | None) -> OrionView:
     """The public view (identical for both seats and spectators)."""
     over = state.phase == "over"
+    gs = groups(state.hexes, state.galaxies, state.black_holes)
+    names = ("link", "galaxies", "black_holes")
+    conds = [[n for n, ok in zip(names, conditions_of(gs, s), strict=True) if ok] for s in (0, 1)]
     return OrionView(
         phase=state.phase,  # type: ignore[arg-type]
         turn=None if over else state.turn,
         galaxy_seat=state.galaxy_seat,
         starter=state.starter,
-        galaxies=list(state.galaxies),
-        black_holes=list(state.black_holes),
-        hexes=list(state.hexes),
+        galaxies=[list(c) for c in state.galaxies],
+        black_holes=[list(c) for c in state.black_holes],
+        hexes=[list(h) for h in state.hexes],
         used=[list(u) for u in state.used],
         remaining=[[t for t in TILE_IDS if t not in u] for u in state.used],
         scores=list(state.scores),
+        conditions=conds,
         winners=list(state.winners) if state.winners is not None else None,
         reason=state.reason,
         tiebreak=list(state.tiebreak),
