@@ -5,7 +5,7 @@ Phases: ``galaxies`` -> ``black_holes`` -> ``choose_starter`` (manual setup only
 -> ``over``. Rejection codes (stable): ``not_your_turn``, ``setup_not_done``, ``wrong_phase``,
 ``unknown_tile``, ``tile_already_used``, ``bad_rotation``, ``off_board``, ``cell_taken``,
 ``token_cover_without_chain``, ``galaxy_too_close``, ``black_hole_too_close``,
-``black_hole_near_galaxy``, ``bad_seat``, ``unknown_command``.
+``black_hole_near_galaxy``, ``setup_dead_end``, ``bad_seat``, ``unknown_command``.
 Source: rulebooks/orion-duel.txt pages 2-4; RULINGS.md "Orion Duel".
 """
 
@@ -106,6 +106,56 @@ def token_problem(galaxies: Sequence[Cell], black_holes: Sequence[Cell], kind: s
 def token_cells(galaxies: Sequence[Cell], black_holes: Sequence[Cell], kind: str) -> list[Cell]:
     """Every cell (row order) that may take the next ``kind`` token."""
     return [c for c in CELL_LIST if token_problem(galaxies, black_holes, kind, c) is None]
+
+
+_BALL: dict[int, dict[Cell, frozenset[Cell]]] = {
+    d: {c: frozenset(x for x in CELLS if distance(c, x) < d) for c in CELLS} for d in (2, 3)
+}
+
+
+def completable(galaxies: Sequence[Cell], black_holes: Sequence[Cell], budget: int = 5000) -> bool:
+    """True if the remaining tokens (8 galaxies, 7 black holes in all) can still all be placed
+    within the spacing rules after ``galaxies`` and ``black_holes``.
+
+    Ruling (this title): a manual token placement that makes the setup impossible to complete
+    is refused (``setup_dead_end``), so that neither player can be stuck in the setup. Bounded
+    depth-first search over at most ``budget`` nodes; running out of budget counts as not
+    completable (the player then chooses another cell).
+    """
+    taken = set(map(tuple, galaxies)) | set(map(tuple, black_holes))
+    gc = set(CELLS) - taken
+    bc = set(CELLS) - taken
+    for g in galaxies:
+        gc -= _BALL[GALAXY_SPACING][tuple(g)]
+        bc -= _BALL[BLACK_HOLE_GALAXY_SPACING][tuple(g)]
+    for b in black_holes:
+        bc -= _BALL[BLACK_HOLE_SPACING][tuple(b)]
+        gc.discard(tuple(b))
+    nodes = [budget]
+
+    def go(gc: set[Cell], bc: set[Cell], ng: int, nb: int) -> bool:
+        nodes[0] -= 1
+        if nodes[0] < 0:
+            return False
+        if ng:
+            for c in sorted(gc):
+                if go(gc - _BALL[GALAXY_SPACING][c], bc - _BALL[BLACK_HOLE_GALAXY_SPACING][c], ng - 1, nb):
+                    return True
+                if nodes[0] < 0:
+                    return False
+            return False
+        if nb:
+            if len(bc) < nb:
+                return False
+            for c in sorted(bc):
+                if go(gc, bc - _BALL[BLACK_HOLE_SPACING][c], 0, nb - 1):
+                    return True
+                if nodes[0] < 0:
+                    return False
+            return False
+        return True
+
+    return go(gc, bc, GALAXIES - len(galaxies), BLACK_HOLES - len(black_holes))
 
 
 def random_tokens(chance: Any) -> tuple[list[Cell], list[Cell], list[int]]:
@@ -311,6 +361,10 @@ def decide(state: OrionState, seat: int, cmd: Command) -> list[Event]:
         why = token_problem(state.galaxies, state.black_holes, kind, cell)
         if why:
             raise Rejection(*why)
+        g = (*state.galaxies, cell) if kind == "galaxy" else state.galaxies
+        b = (*state.black_holes, cell) if kind == "black_hole" else state.black_holes
+        if not completable(g, b):
+            raise Rejection("setup_dead_end", "After this token the remaining tokens could not all be placed within the spacing rules.")
         return [TokenPlaced(seat=seat, kind=kind, cell=cell)]
     if isinstance(cmd, ChooseStarter):
         if state.phase != "choose_starter":
@@ -398,7 +452,13 @@ def legal_commands(state: Any, seat: int) -> list[Command]:
         return []
     if state.phase in ("galaxies", "black_holes"):
         kind = "galaxy" if state.phase == "galaxies" else "black_hole"
-        return [PlaceToken(cell=c) for c in token_cells(state.galaxies, state.black_holes, kind)]
+        out = []
+        for c in token_cells(state.galaxies, state.black_holes, kind):
+            g = (*state.galaxies, c) if kind == "galaxy" else state.galaxies
+            b = (*state.black_holes, c) if kind == "black_hole" else state.black_holes
+            if completable(g, b):
+                out.append(PlaceToken(cell=c))
+        return out
     if state.phase == "choose_starter":
         return [ChooseStarter(seat=0), ChooseStarter(seat=1)]
     return [PlaceTile(tile=t, anchor=a, rotation=rot, mirror=mir) for t, rot, mir, a, _h in placements(state, seat)]
