@@ -29,6 +29,7 @@ from services.games.orion_duel.geometry import (
     ORIENTATIONS,
     PRESETS,
     SIDE_NAMES,
+    TILE_BY_ID,
     TILES,
     distance,
     is_rim,
@@ -312,7 +313,7 @@ def _play(seed: int, setup: str, bots=("random", "random"), check_moves: bool = 
         view = ORION_DUEL.view(st, seat)
         if check_moves and st.phase == "play":
             legal = list(placements(st, seat))
-            keys = {(t.split("_")[0] if t[-1].isdigit() else t, frozenset(hs)) for t, _r, _m, _a, hs in legal}
+            keys = {(TILE_BY_ID[t].kind, frozenset(hs)) for t, _r, _m, _a, hs in legal}
             for t, rot, mir, a, hs in rng.sample(legal, min(15, len(legal))):
                 evs = decide(st, seat, PlaceTile(tile=t, anchor=a, rotation=rot, mirror=mir))
                 assert evs[0].hexes == [tuple(h) for h in hs]
@@ -325,14 +326,14 @@ def _play(seed: int, setup: str, bots=("random", "random"), check_moves: bool = 
                 try:
                     evs = decide(st, seat, cmd)
                 except Rejection:
-                    kind = cmd.tile.split("_")[0] if cmd.tile[-1].isdigit() else cmd.tile
-                    tile = next((x for x in TILES if x.id == cmd.tile), None)
+                    tile = TILE_BY_ID.get(cmd.tile)
                     if tile is not None:
+                        kind = tile.kind
                         hs = frozenset((cmd.anchor[0] + q, cmd.anchor[1] + r, seat if own else 1 - seat)
                                        for q, r, own in orient(tile.hexes, cmd.rotation, cmd.mirror))
                         assert (kind, hs) not in keys
                     continue
-                kind = cmd.tile.split("_")[0] if cmd.tile[-1].isdigit() else cmd.tile
+                kind = TILE_BY_ID[cmd.tile].kind
                 assert (kind, frozenset(tuple(h) for h in evs[0].hexes)) in keys
         cmd = BOTS[bots[seat]](view, seat, rng)
         out = g.submit(cmd, seat)
@@ -387,6 +388,27 @@ def test_greedy_takes_an_immediate_win():
     cmd = BOTS["greedy"](ORION_DUEL.view(s, 0), 0, random.Random(1))
     evs = decide(s, 0, cmd)
     assert evs[-1].winners == [0]
+
+
+def test_greedy_blocks_an_immediate_loss():
+    # Orange's group holds the galaxies (0,-4) (4,-4) (4,0); the fourth, (2,-1), is one or two
+    # orange hexes away. Blue can cover (2,-1) because its blue hex (1,-1) chains to it.
+    path = [(0, -4), (1, -4), (2, -4), (3, -4), (4, -4), (4, -3), (4, -2), (4, -1), (4, 0), (3, 0)]
+    s = preset_state("symmetric_1", line(path, 1) + [(1, -1, 0)], used=(("pair",), ("line_1", "line_2")))
+    assert scores(s) == (0, 0)
+    view = ORION_DUEL.view(s, 0)
+
+    def orange_wins(pos):
+        an = _Analysis(ORION_DUEL.view(pos, 1))
+        return [hs for *_x, hs in placements(pos, 1) if an.scores_after(an.merged(hs))[1] > an.scores_after(an.merged(hs))[0]]
+
+    assert orange_wins(s), "Orange threatens to win"
+    cmd = BOTS["greedy"](view, 0, random.Random(3))
+    evs = decide(s, 0, cmd)
+    assert len(evs) == 1
+    after = evolve(s, evs[0])
+    assert [2, -1, 0] in ORION_DUEL.view(after, None).hexes
+    assert not orange_wins(after)
 
 
 GREEDY_GAMES = 16
