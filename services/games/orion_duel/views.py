@@ -1,0 +1,65 @@
+"""Views and the text rendering of Orion Duel (no hidden information: every seat sees all).
+
+``render_board(state_or_view) -> str`` draws the 85-cell hex grid in monospace: each cell is
+two characters, colour then token:
+
+- colour: ``B`` Blue hex, ``O`` Orange hex, ``.`` no tile;
+- token: ``*`` galaxy, ``@`` black hole, blank for none.
+
+Rows are ``r = -5..5`` (labelled on the left), each row lists ``q`` from its first to its
+last cell (labelled on the right); cell ``(q, r)`` starts at column ``4q + 2r + 20`` of the
+grid, so that each row is shifted half a cell from the next, as on the playmat. Side names are printed under the grid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.orion_duel import OrionView
+from services.games.orion_duel.geometry import BOARD, CELLS, TILE_IDS
+from services.games.orion_duel.rules import OrionState, conditions_of, groups
+
+
+def view(state: OrionState, seat: int | None) -> OrionView:
+    """The public view (identical for both seats and spectators)."""
+    over = state.phase == "over"
+    gs = groups(state.hexes, state.galaxies, state.black_holes)
+    names = ("link", "galaxies", "black_holes")
+    conds = [[n for n, ok in zip(names, conditions_of(gs, s), strict=True) if ok] for s in (0, 1)]
+    return OrionView(
+        phase=state.phase,  # type: ignore[arg-type]
+        turn=None if over else state.turn,
+        galaxy_seat=state.galaxy_seat,
+        starter=state.starter,
+        galaxies=[list(c) for c in state.galaxies],
+        black_holes=[list(c) for c in state.black_holes],
+        hexes=[list(h) for h in state.hexes],
+        used=[list(u) for u in state.used],
+        remaining=[[t for t in TILE_IDS if t not in u] for u in state.used],
+        scores=list(state.scores),
+        conditions=conds,
+        winners=list(state.winners) if state.winners is not None else None,
+        reason=state.reason,
+        tiebreak=list(state.tiebreak),
+    )
+
+
+def render_board(pos: Any) -> str:
+    """Monospace drawing of the board of a state or a view (see the module docstring)."""
+    occ = {(h[0], h[1]): h[2] for h in pos.hexes}
+    gal = {tuple(c) for c in pos.galaxies}
+    bh = {tuple(c) for c in pos.black_holes}
+    R = BOARD.radius
+    lines = []
+    for r in range(-R, R + 1):
+        qs = [q for q in range(-R, R + 1) if (q, r) in CELLS]
+        chars = [" "] * (8 * R + 2)
+        for q in qs:
+            x = 4 * q + 2 * r + 4 * R
+            chars[x] = "." if (q, r) not in occ else "BO"[occ[(q, r)]]
+            chars[x + 1] = "*" if (q, r) in gal else "@" if (q, r) in bh else " "
+        lines.append(f"r={r:+d}  " + "".join(chars) + f"  q={qs[0]:+d}..{qs[-1]:+d}")
+    lines.append("")
+    lines.append("B Blue  O Orange  . empty  * galaxy  @ black hole")
+    lines.append("sides: " + "; ".join(f"{s.name} {' '.join(f'({q},{r})' for q, r in s.cells)}" for s in BOARD.sides))
+    return "\n".join(lines)
