@@ -263,9 +263,13 @@ class ItemTraded(Event, tag="qoc.item_traded"):
 
 
 class EnvironmentSwapped(Event, tag="qoc.environment_swapped"):
+    """``party``/``item_deck``: values lowered to the new maximums (excess items to the item deck bottom)."""
+
     old: str | None
     new: str | None
     environments: list[str]
+    party: Party
+    item_deck: list[str]
 
 
 class ShopLeft(Event, tag="qoc.shop_left"):

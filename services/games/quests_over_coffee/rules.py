@@ -648,7 +648,16 @@ def _swap_env(state: QocState, seat: int, cmd: SwapEnvironment, chance: Chance) 
         raise _no("environment_already_swapped", "The Environment is swapped at most once per Shop.")
     if not state.env_deck:
         raise _no("no_environment_left", "The Environment deck is empty.")
-    return [EnvironmentSwapped(old=state.environment, new=state.env_deck[0], environments=list(state.env_deck[1:]))]
+    after = msgspec.structs.replace(state, environment=state.env_deck[0])
+    d = _Draft(after)
+    for seat_ in range(state.seats):  # R6: values above a lowered maximum come down to it
+        d.add(seat_, "health", 0)
+        d.add(seat_, "luck", 0)
+        while len(d.items[seat_]) > max_of(after, "items"):
+            d.discard_item(seat_, d.items[seat_][-1])
+    d.add(0, "money", 0)
+    return [EnvironmentSwapped(old=state.environment, new=state.env_deck[0], environments=list(state.env_deck[1:]),
+                               party=d.party(), item_deck=d.item_deck)]
 
 
 def _leave_shop(state: QocState, seat: int, cmd: LeaveShop, chance: Chance) -> list[Event]:
@@ -734,7 +743,8 @@ def evolve(st: QocState, ev: Event) -> QocState:
     if isinstance(ev, ShopOrderChosen):
         return rep(st, shop_order=tuple(ev.order))
     if isinstance(ev, EnvironmentSwapped):
-        return rep(st, environment=ev.new, env_deck=tuple(ev.environments), env_swapped=True)
+        return rep(st, environment=ev.new, env_deck=tuple(ev.environments), env_swapped=True,
+                   party=ev.party, item_deck=tuple(ev.item_deck))
     if isinstance(ev, ShopLeft):
         return rep(st, shop_items=tuple(ev.items), item_deck=tuple(ev.item_deck),
                    shop_order=st.shop_order[1:], traded=False)
