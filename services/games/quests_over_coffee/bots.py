@@ -2,7 +2,8 @@
 
 - ``random``: any command of ``view.legal``.
 - ``sensible``: keeps the first item; picks the quest easiest for its stars; pays for help when
-  the money is there; rerolls low dice with Luck while that can still change the band; uses a
+  the money is there; rerolls low dice with Luck while that can still change the band (reach
+  Success, or leave the Fail band); uses a
   healing item in response to a lethal Fail; buys affordable items; leaves the shop.
 """
 
@@ -73,7 +74,7 @@ def sensible_bot(view: QocView, seat: int, rng: random.Random) -> Command:
                 return c
         low = [i for i, d in enumerate(dice) if d <= 3]
         best = total + 6 * len(low) - sum(dice[i] for i in low)
-        if low and best >= q.success:
+        if low and (best >= q.success or (total <= q.fail < best)):
             rr = _first(view, Reroll, lambda c: sorted(c.dice) == low)
             if rr is not None:
                 return rr

@@ -1,4 +1,4 @@
-"""Rules of Quests Over Coffee: state, setup, decide, evolve, scoring.
+"""Rules of Quests Over Coffee: setup and decide (the shop's commands are in ``shop.py``).
 
 Source: rulebooks/quests-over-coffee.txt and ../shared/RULINGS.md "Quests Over Coffee"; the
 rulings taken here are listed in docs/games/quests_over_coffee.md ("R1".. in comments).
@@ -20,11 +20,9 @@ Setup draw order (what scenario ``[chance] draws`` must list):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import msgspec
 
-from schemas.base import Command, Event, Record
+from schemas.base import Command, Event
 from schemas.quests_over_coffee import (
     Accept,
     Buy,
@@ -32,18 +30,13 @@ from schemas.quests_over_coffee import (
     ChooseQuest,
     ChooseShopOrder,
     DiceChosen,
-    EnvironmentSwapped,
     GiveItem,
     HelpPaid,
-    ItemBought,
     ItemGiven,
     ItemKept,
-    ItemTraded,
     ItemUsed,
     KeepItem,
-    LeaderRolled,
     LeaveShop,
-    Party,
     PayForHelp,
     QocOptions,
     QuestChosen,
@@ -53,145 +46,51 @@ from schemas.quests_over_coffee import (
     Roll,
     Rolled,
     SetUp,
-    ShopClosed,
-    ShopLeft,
-    ShopOpened,
-    ShopOrderChosen,
     SwapEnvironment,
     Trade,
     UseItem,
 )
-from services.games.quests_over_coffee.content import DIE_OPS, PACK, Condition, Effect, Quest
-from services.kernel import Chance, Rejection
+from services.games.quests_over_coffee.content import DIE_OPS, PACK, Effect
+from services.games.quests_over_coffee.evolve import evolve
+from services.games.quests_over_coffee.shop import (
+    _buy,
+    _choose_shop_order,
+    _leave_shop,
+    _open_shop,
+    _swap_env,
+    _trade,
+)
+from services.games.quests_over_coffee.state import (
+    BOARD_COUNTS,
+    COOP_BASE,
+    MAX_HELP,
+    QUESTS_PER_GAME,
+    ROUND_SIZE,
+    QocState,
+    _Draft,
+    _leader_roll,
+    _need_active,
+    _need_dice,
+    _need_leader,
+    _need_phase,
+    _no,
+    band,
+    condition_met,
+    condition_text,
+    grade_text,
+    help_cost,
+    initial_state,
+    max_of,
+    score,
+    shop_price,
+    star_grade,
+)
+from services.kernel import Chance
 
-MAX_HELP = 3
-"""Paying for Help 4: at most 3 additional d6."""
-COOP_BASE = (2, 1)
-"""Co-op 2: the Leader contributes 2 dice, the other player 1."""
-QUESTS_PER_GAME = 10
-ROUND_SIZE = 5
-BOARD_COUNTS = {1: 3, 2: 4, 3: 3}
-"""Quest Board Variant Setup: 3x 1-star, 4x 2-star, 3x 3-star."""
-
-
-class QocState(Record):
-    """The whole rules state (public and secret parts; ``view`` hides deck orders)."""
-
-    mode: str
-    seats: int
-    quest_board: bool
-    use_env: bool
-    use_comp: bool
-    side: str
-    party: Party
-    phase: str = "setup"
-    """setup, keep_item, quest, shop, over."""
-    round: int = 1
-    deck: tuple[str, ...] = ()
-    face_up: tuple[str, ...] = ()
-    item_deck: tuple[str, ...] = ()
-    offers: tuple[tuple[str, ...], ...] = ()
-    env_deck: tuple[str, ...] = ()
-    environment: str | None = None
-    comp_deck: tuple[str, ...] = ()
-    leader: int = 0
-    active: str | None = None
-    help: int = 0
-    base: tuple[int, ...] = ()
-    extra: tuple[int, ...] = ()
-    pool: tuple[tuple[int, ...], ...] = ()
-    companion: str | None = None
-    kept: tuple[str, ...] = ()
-    failed: tuple[str, ...] = ()
-    abandoned: tuple[str, ...] = ()
-    prices: tuple[int, ...] = ()
-    shop_items: tuple[str | None, ...] = ()
-    shop_order: tuple[int, ...] = ()
-    traded: bool = False
-    env_swapped: bool = False
-    defeated: bool = False
-
-    @property
-    def dice(self) -> tuple[int, ...]:
-        """The dice of the active quest: base dice, then help dice."""
-        return self.base + self.extra
-
-    @property
-    def rolled(self) -> bool:
-        return bool(self.base or self.pool)
-
-
-# ---------------------------------------------------------------------------------------------
-# Limits (Player Setup 2-5 "unless noted otherwise": the player card side and the environment)
-
-
-def _mods(state: QocState) -> dict[str, int]:
-    return dict(PACK.environments[state.environment].mods) if state.environment else {}
-
-
-def max_of(state: QocState, what: str) -> int:
-    """Maximum ``health``/``luck``/``items`` of a seat, or ``money`` (co-op: the pool, R5)."""
-    side = PACK.sides[state.side]
-    base = {"health": side.max_health, "luck": side.max_luck, "items": side.max_items, "money": side.max_money}[what]
-    base += _mods(state).get(f"max_{what}", 0)
-    return base * state.seats if what == "money" else base
-
-
-def help_cost(state: QocState, quest: Quest) -> int:
-    """Money per help die: the quest's stars (Paying for Help 1) plus the environment's help_cost, at least 1."""
-    return max(1, quest.stars + _mods(state).get("help_cost", 0))
-
-
-def shop_price(state: QocState, slot: int) -> int:
-    """Price of a shop slot (1-based): its die plus the environment's shop_price, at least 0."""
-    return max(0, state.prices[slot - 1] + _mods(state).get("shop_price", 0))
-
-
-class _Draft:
-    """Mutable copy of a Party; every change is clamped to the maximums (R6)."""
-
-    def __init__(self, state: QocState) -> None:
-        self.state = state
-        self.health = list(state.party.health)
-        self.luck = list(state.party.luck)
-        self.money = state.party.money
-        self.items = [list(x) for x in state.party.items]
-        self.item_deck = list(state.item_deck)
-
-    def add(self, seat: int, op: str, n: int) -> None:
-        if op == "health":
-            self.health[seat] = min(max(self.health[seat] + n, 0), max_of(self.state, "health"))
-        elif op == "luck":
-            self.luck[seat] = min(max(self.luck[seat] + n, 0), max_of(self.state, "luck"))
-        elif op == "money":
-            self.money = min(max(self.money + n, 0), max_of(self.state, "money"))
-        elif op == "item":  # draw n items from the top of the item deck, while there is room (R7)
-            for _ in range(max(n, 0)):
-                if self.item_deck and len(self.items[seat]) < max_of(self.state, "items"):
-                    self.items[seat].append(self.item_deck.pop(0))
-
-    def discard_item(self, seat: int, item: str) -> None:
-        """Items 2: a used item goes to the bottom of the item deck."""
-        self.items[seat].remove(item)
-        self.item_deck.append(item)
-
-    def party(self) -> Party:
-        return Party(health=tuple(self.health), luck=tuple(self.luck), money=self.money,
-                     items=tuple(tuple(x) for x in self.items))
-
-
-# ---------------------------------------------------------------------------------------------
-# Setup
-
-
-def initial_state(options: QocOptions, seats: int) -> QocState:
-    """The state before setup: each seat's cubes placed per the chosen Player card side."""
-    side = PACK.sides[options.player_side]
-    party = Party(health=(side.health,) * seats, luck=(side.luck,) * seats,
-                  money=side.money * seats, items=((),) * seats)
-    return QocState(mode=options.mode, seats=seats, quest_board=options.quest_board,
-                    use_env=options.environments, use_comp=options.companions,
-                    side=options.player_side, party=party)
+__all__ = [
+    "MAX_HELP", "QocState", "band", "condition_met", "condition_text", "decide", "evolve",
+    "grade_text", "help_cost", "initial_state", "max_of", "score", "setup", "shop_price", "star_grade",
+]
 
 
 def _ids(cards: dict) -> list[str]:
@@ -216,119 +115,6 @@ def setup(options: QocOptions, seats: int, chance: Chance) -> list[Event]:
     return [SetUp(deck=order[:ROUND_SIZE], face_up=order[ROUND_SIZE:], item_deck=items[2 * seats:],
                   offers=offers, environments=envs[1:], environment=envs[0] if envs else None,
                   companions=comps, party=st.party)]
-
-
-def _leader_roll(seats: int, chance: Chance) -> LeaderRolled:
-    """Co-op 1: each seat rolls 1d6, highest wins; a tie rolls again (R3)."""
-    rolls: list[list[int]] = []
-    for _ in range(100):
-        r = [chance.die(6) for _ in range(seats)]
-        rolls.append(r)
-        if r.count(max(r)) == 1:
-            return LeaderRolled(rolls=rolls, leader=r.index(max(r)))
-    return LeaderRolled(rolls=rolls, leader=0)
-
-
-# ---------------------------------------------------------------------------------------------
-# Special conditions and bands (Resolving a Quest 2-6; Special Conditions 1-4)
-
-
-def condition_met(cond: Condition | None, dice: Sequence[int], state: QocState) -> bool:
-    """Whether a Special Condition holds for ``dice`` and the Leader's attributes (R9)."""
-    if cond is None:
-        return False
-    if cond.kind == "straight":
-        vals = set(dice)
-        return any(all(v + k in vals for k in range(cond.length)) for v in vals)
-    if cond.kind == "pair":
-        return any(list(dice).count(v) >= cond.count for v in set(dice))
-    if cond.kind == "exact":
-        rest = list(dice)
-        for v in cond.values:
-            if v not in rest:
-                return False
-            rest.remove(v)
-        return True
-    cur = {"health": state.party.health[state.leader], "luck": state.party.luck[state.leader],
-           "money": state.party.money}[cond.attr]
-    return {"<": cur < cond.value, ">": cur > cond.value, "=": cur == cond.value}[cond.cmp]
-
-
-def condition_text(cond: Condition | None) -> str:
-    """Card text of a Special Condition, e.g. ``[STRAIGHT]``, ``[6,6]``, ``[MONEY < 2]``."""
-    if cond is None:
-        return ""
-    if cond.kind == "straight":
-        return "[STRAIGHT]"
-    if cond.kind == "pair":
-        return "[PAIR]"
-    if cond.kind == "exact":
-        return "[" + ",".join(map(str, cond.values)) + "]"
-    return f"[{cond.attr.upper()} {cond.cmp} {cond.value}]"
-
-
-def band(quest: Quest, total: int) -> str:
-    """``fail`` (total <= Fail), ``success`` (total >= Success) or ``abandon`` (in between)."""
-    if total <= quest.fail:
-        return "fail"
-    if total >= quest.success:
-        return "success"
-    return "abandon"
-
-
-# ---------------------------------------------------------------------------------------------
-# Scoring (Final Scoring, Final Grading, Quest Board Scoring)
-
-
-def score(state: QocState) -> int:
-    """1 VP per star of kept quests, -1 VP per failed quest; 0 if defeated (Health 1)."""
-    if state.defeated:
-        return 0
-    return sum(PACK.quests[q].stars for q in state.kept) - len(state.failed)
-
-
-def star_grade(state: QocState) -> int:
-    """Total stars of failed and successful quests (abandoned ones excluded; RULINGS)."""
-    return sum(PACK.quests[q].stars for q in state.kept + state.failed)
-
-
-def grade_text(score_: int, grade: int, quest_board: bool) -> str:
-    """The grade text: the Quest Board table by score, or the standard table by distance to the Star Grade."""
-    if quest_board:
-        return next(g.text for g in PACK.board_grades if score_ >= g.min)
-    gap = grade - score_
-    return next(g.text for g in PACK.standard_grades if gap <= g.within)
-
-
-# ---------------------------------------------------------------------------------------------
-# Decide
-
-
-def _no(code: str, msg: str) -> Rejection:
-    return Rejection(code, msg)
-
-
-def _need_phase(state: QocState, *phases: str) -> None:
-    if state.phase not in phases:
-        raise _no("wrong_phase", f"That is not possible in the {state.phase} phase.")
-
-
-def _need_leader(state: QocState, seat: int) -> None:
-    if seat != state.leader:
-        raise _no("not_your_turn", f"Seat {state.leader} leads this quest.")
-
-
-def _need_active(state: QocState) -> Quest:
-    if state.active is None:
-        raise _no("no_active_quest", "Choose a face-up quest first.")
-    return PACK.quests[state.active]
-
-
-def _need_dice(state: QocState) -> None:
-    if not state.rolled:
-        raise _no("not_rolled_yet", "Make the Base Roll first.")
-    if not state.base:
-        raise _no("dice_not_chosen", "The Leader must choose the base dice first.")
 
 
 def decide(state: QocState, seat: int, cmd: Command, chance: Chance) -> list[Event]:
@@ -570,185 +356,9 @@ def _accept(state: QocState, seat: int, cmd: Accept, chance: Chance) -> list[Eve
     return out
 
 
-def _open_shop(state: QocState, item_deck: list[str], chance: Chance) -> ShopOpened:
-    """Setting Up the Shop 2-4: roll 3d6 prices, shuffle the item deck, deal 3 items in order."""
-    prices = [chance.die(6) for _ in PACK.shop.spots]
-    deck = chance.shuffle(item_deck)
-    items: list[str | None] = [deck.pop(0) if deck else None for _ in PACK.shop.spots]
-    order = [0] if state.mode == "solo" else []
-    return ShopOpened(prices=prices, items=items, item_deck=deck, order=order)
-
-
-def _shop_visitor(state: QocState, seat: int) -> None:
-    _need_phase(state, "shop")
-    if not state.shop_order:
-        raise _no("shop_order_not_chosen", "Decide who enters the Shop first.")
-    if seat != state.shop_order[0]:
-        raise _no("not_your_turn", f"Seat {state.shop_order[0]} is in the Shop.")
-
-
-def _choose_shop_order(state: QocState, seat: int, cmd: ChooseShopOrder, chance: Chance) -> list[Event]:
-    _need_phase(state, "shop")
-    if state.mode != "coop":
-        raise _no("coop_only", "The Shop order is chosen only in the co-op variant.")
-    _need_leader(state, seat)
-    if state.shop_order:
-        raise _no("shop_order_chosen", "The Shop order is already decided.")
-    if not 0 <= cmd.first < state.seats:
-        raise _no("bad_seat", "The first visitor must be a seat of the game.")
-    return [ShopOrderChosen(order=[cmd.first, 1 - cmd.first])]
-
-
-def _slot(state: QocState, slot: int) -> str:
-    if not 1 <= slot <= len(PACK.shop.spots):
-        raise _no("no_such_slot", f"The Shop has Item spots 1 to {len(PACK.shop.spots)}.")
-    item = state.shop_items[slot - 1]
-    if item is None:
-        raise _no("slot_empty", "That Item spot is empty.")
-    return item
-
-
-def _buy(state: QocState, seat: int, cmd: Buy, chance: Chance) -> list[Event]:
-    _shop_visitor(state, seat)
-    item = _slot(state, cmd.slot)
-    if PACK.shop.spots[cmd.slot - 1] == "trade":
-        raise _no("slot_is_trade", "The TRADE spot's item is traded, not bought.")
-    price = shop_price(state, cmd.slot)
-    if state.party.money < price:
-        raise _no("not_enough_money", f"That item costs {price} Money.")
-    if len(state.party.items[seat]) >= max_of(state, "items"):
-        raise _no("item_limit", "You already hold the most items allowed.")
-    d = _Draft(state)
-    d.money -= price
-    d.items[seat].append(item)
-    return [ItemBought(seat=seat, slot=cmd.slot, item=item, price=price, party=d.party())]
-
-
-def _trade(state: QocState, seat: int, cmd: Trade, chance: Chance) -> list[Event]:
-    _shop_visitor(state, seat)
-    if "trade" not in PACK.shop.spots:
-        raise _no("no_trade_spot", "This Shop card has no TRADE spot.")
-    slot = PACK.shop.spots.index("trade") + 1
-    item = _slot(state, slot)
-    if state.traded:
-        raise _no("trade_used", "One trade per Shop visit.")
-    if cmd.give not in state.party.items[seat]:
-        raise _no("no_such_item", "You do not hold that item.")
-    d = _Draft(state)
-    d.items[seat].remove(cmd.give)
-    d.items[seat].append(item)
-    return [ItemTraded(seat=seat, gave=cmd.give, took=item, party=d.party())]
-
-
-def _swap_env(state: QocState, seat: int, cmd: SwapEnvironment, chance: Chance) -> list[Event]:
-    _shop_visitor(state, seat)
-    if not state.use_env:
-        raise _no("environments_off", "This game is played without Environments.")
-    if state.env_swapped:
-        raise _no("environment_already_swapped", "The Environment is swapped at most once per Shop.")
-    if not state.env_deck:
-        raise _no("no_environment_left", "The Environment deck is empty.")
-    after = msgspec.structs.replace(state, environment=state.env_deck[0])
-    d = _Draft(after)
-    for seat_ in range(state.seats):  # R6: values above a lowered maximum come down to it
-        d.add(seat_, "health", 0)
-        d.add(seat_, "luck", 0)
-        while len(d.items[seat_]) > max_of(after, "items"):
-            d.discard_item(seat_, d.items[seat_][-1])
-    d.add(0, "money", 0)
-    return [EnvironmentSwapped(old=state.environment, new=state.env_deck[0], environments=list(state.env_deck[1:]),
-                               party=d.party(), item_deck=d.item_deck)]
-
-
-def _leave_shop(state: QocState, seat: int, cmd: LeaveShop, chance: Chance) -> list[Event]:
-    _shop_visitor(state, seat)
-    deck = list(state.item_deck)
-    items = list(state.shop_items)
-    if len(state.shop_order) > 1:  # Co-op 6: refill after the first visitor, keeping unbought items
-        items = [it if it is not None else (deck.pop(0) if deck else None) for it in items]
-        return [ShopLeft(seat=seat, items=items, item_deck=deck)]
-    out: list[Event] = [ShopLeft(seat=seat, items=items, item_deck=deck)]
-    back = chance.shuffle(deck + [it for it in items if it is not None])  # Shop 6
-    out.append(ShopClosed(item_deck=back, face_up=list(state.deck)))
-    if state.mode == "coop":
-        out.append(_leader_roll(state.seats, chance))
-    return out
-
-
 _HANDLERS = {
     KeepItem: _keep_item, GiveItem: _give_item, UseItem: _use_item, ChooseQuest: _choose_quest,
     PayForHelp: _pay_for_help, Roll: _roll, ChooseDice: _choose_dice, Reroll: _reroll,
     Accept: _accept, ChooseShopOrder: _choose_shop_order, Buy: _buy, Trade: _trade,
     SwapEnvironment: _swap_env, LeaveShop: _leave_shop,
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# Evolve: only sets fields from the event (never validates, never draws)
-
-
-def _clear_quest(st: QocState, **kw) -> QocState:
-    return msgspec.structs.replace(st, active=None, help=0, base=(), extra=(), pool=(), companion=None, **kw)
-
-
-def evolve(st: QocState, ev: Event) -> QocState:
-    """Fold one event into the state. Total: an unknown event leaves the state unchanged."""
-    rep = msgspec.structs.replace
-    if isinstance(ev, SetUp):
-        return rep(st, phase="keep_item", deck=tuple(ev.deck), face_up=tuple(ev.face_up),
-                   item_deck=tuple(ev.item_deck), offers=tuple(tuple(o) for o in ev.offers),
-                   env_deck=tuple(ev.environments), environment=ev.environment,
-                   comp_deck=tuple(ev.companions), party=ev.party)
-    if isinstance(ev, ItemKept):
-        offers = tuple(() if i == ev.seat else o for i, o in enumerate(st.offers))
-        return rep(st, offers=offers, item_deck=tuple(ev.item_deck), party=ev.party,
-                   phase="quest" if not any(offers) else st.phase)
-    if isinstance(ev, LeaderRolled):
-        return rep(st, leader=ev.leader)
-    if isinstance(ev, QuestChosen):
-        return rep(st, active=ev.quest)
-    if isinstance(ev, HelpPaid):
-        return rep(st, help=ev.help, extra=st.extra + tuple(ev.rolled), companion=ev.companion or st.companion,
-                   comp_deck=tuple(ev.companions), party=ev.party)
-    if isinstance(ev, Rolled):
-        return rep(st, base=tuple(ev.base), pool=tuple(tuple(p) for p in ev.pool), extra=tuple(ev.extra))
-    if isinstance(ev, DiceChosen):
-        return rep(st, base=tuple(ev.base))
-    if isinstance(ev, (Rerolled, ItemUsed)):
-        st = rep(st, party=ev.party, item_deck=tuple(ev.item_deck) if isinstance(ev, ItemUsed) else st.item_deck)
-        if st.base:
-            n = len(st.base)
-            st = rep(st, base=tuple(ev.dice[:n]), extra=tuple(ev.dice[n:]))
-        return st
-    if isinstance(ev, (ItemGiven, ItemBought, ItemTraded)):
-        st = rep(st, party=ev.party)
-        if isinstance(ev, ItemBought):
-            st = rep(st, shop_items=tuple(None if i == ev.slot - 1 else x for i, x in enumerate(st.shop_items)))
-        if isinstance(ev, ItemTraded):
-            slot = PACK.shop.spots.index("trade")
-            st = rep(st, traded=True, shop_items=tuple(ev.gave if i == slot else x for i, x in enumerate(st.shop_items)))
-        return st
-    if isinstance(ev, QuestResolved):
-        kept = st.kept + ((ev.quest,) if ev.band == "success" else ())
-        failed = st.failed + ((ev.quest,) if ev.band == "fail" else ())
-        abandoned = st.abandoned + ((ev.quest,) if ev.band == "abandon" else ())
-        face_up = tuple(q for q in st.face_up if q != ev.quest)
-        over = ev.defeated or (not face_up and st.round == 2)
-        return _clear_quest(st, kept=kept, failed=failed, abandoned=abandoned, face_up=face_up,
-                            item_deck=tuple(ev.item_deck), comp_deck=tuple(ev.companions),
-                            party=ev.party, defeated=ev.defeated, phase="over" if over else st.phase)
-    if isinstance(ev, ShopOpened):
-        return rep(st, phase="shop", prices=tuple(ev.prices), shop_items=tuple(ev.items),
-                   item_deck=tuple(ev.item_deck), shop_order=tuple(ev.order), traded=False, env_swapped=False)
-    if isinstance(ev, ShopOrderChosen):
-        return rep(st, shop_order=tuple(ev.order))
-    if isinstance(ev, EnvironmentSwapped):
-        return rep(st, environment=ev.new, env_deck=tuple(ev.environments), env_swapped=True,
-                   party=ev.party, item_deck=tuple(ev.item_deck))
-    if isinstance(ev, ShopLeft):
-        return rep(st, shop_items=tuple(ev.items), item_deck=tuple(ev.item_deck),
-                   shop_order=st.shop_order[1:], traded=False)
-    if isinstance(ev, ShopClosed):
-        return rep(st, phase="quest", round=2, item_deck=tuple(ev.item_deck), face_up=tuple(ev.face_up),
-                   deck=(), prices=(), shop_items=())
-    return st
