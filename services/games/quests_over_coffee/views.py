@@ -83,6 +83,8 @@ def _candidates(st: QocState, seat: int) -> list[Command]:
                 for sub in combinations(range(n), r):
                     out += [Reroll(dice=list(sub), payer=p) for p in payers]
             out.append(Accept())
+            if st.mode == "coop":  # the Leader keeps every health/luck change (R4)
+                out.append(Accept(to_partner={"health": 0, "luck": 0}))
             out += [Accept(respond=[i]) for i in mine]
     if st.phase == "shop":
         if seat == st.leader:
