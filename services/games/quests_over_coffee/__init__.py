@@ -1,0 +1,83 @@
+"""Quests Over Coffee: solo dice questing, with the 2-player co-op and Quest Board variants.
+
+Source: rulebooks/quests-over-coffee.txt; ../shared/RULINGS.md "Quests Over Coffee";
+docs/games/quests_over_coffee.md. Registered as title ``quests_over_coffee``.
+"""
+
+from __future__ import annotations
+
+from schemas.base import Command, Event
+from schemas.envelope import Result
+from schemas.quests_over_coffee import COMMAND_TYPES, EVENT_TYPES, QocOptions, QocView
+from services.games.quests_over_coffee import rules, views
+from services.games.quests_over_coffee.bots import BOTS
+from services.games.quests_over_coffee.rules import QocState
+from services.kernel import Chance, Rejection, Title, register
+
+SEATS_BY_MODE = {"solo": 1, "coop": 2}
+
+
+class QuestsOverCoffee(Title[QocState]):
+    """The Decider of Quests Over Coffee (modes: solo 1 seat, coop 2 seats)."""
+
+    name = "quests_over_coffee"
+    display_name = "Quests Over Coffee"
+    rules_version = "1"
+    min_seats = 1
+    max_seats = 2
+    options_type = QocOptions
+    state_type = QocState
+    view_type = QocView
+    command_types = COMMAND_TYPES
+    event_types = EVENT_TYPES
+
+    def check_options(self, options: QocOptions, seats: int) -> None:
+        """Raises Rejection ``bad_options``: mode vs seat count, unknown player side."""
+        if SEATS_BY_MODE[options.mode] != seats:
+            raise Rejection("bad_options", f"Mode {options.mode} is played with {SEATS_BY_MODE[options.mode]} seat(s), not {seats}.")
+        if options.player_side not in rules.PACK.sides:
+            raise Rejection("bad_options", f"Player card side must be one of {sorted(rules.PACK.sides)}.")
+
+    def initial_state(self, options: QocOptions, seats: int) -> QocState:
+        return rules.initial_state(options, seats)
+
+    def setup(self, options: QocOptions, seats: int, chance: Chance) -> list[Event]:
+        return rules.setup(options, seats, chance)
+
+    def decide(self, state: QocState, seat: int, command: Command, chance: Chance) -> list[Event]:
+        return rules.decide(state, seat, command, chance)
+
+    def evolve(self, state: QocState, event: Event) -> QocState:
+        return rules.evolve(state, event)
+
+    def view(self, state: QocState, seat: int | None) -> QocView:
+        return views.view(state, seat)
+
+    def redact(self, event: Event, seat: int | None) -> Event | None:
+        return views.redact(event, seat)
+
+    def legal_commands(self, state: QocState, seat: int) -> list[Command]:
+        return views.legal_commands(state, seat)
+
+    def status(self, state: QocState) -> Result | None:
+        """The result once over: every seat shares the score; winners unless defeated (R11)."""
+        if state.phase != "over":
+            return None
+        sc, sg = rules.score(state), rules.star_grade(state)
+        text = rules.grade_text(sc, sg, state.quest_board)
+        what = "Defeated" if state.defeated else f"{sc} VP"
+        return Result(winners=[] if state.defeated else list(range(state.seats)),
+                      scores=[float(sc)] * state.seats, summary=f"{what}, Star Grade {sg}: {text}")
+
+    def to_move(self, state: QocState) -> list[int]:
+        if state.phase == "keep_item":
+            return [i for i, o in enumerate(state.offers) if o]
+        if state.phase == "quest":
+            return [state.leader]
+        if state.phase == "shop":
+            return [state.shop_order[0]] if state.shop_order else [state.leader]
+        return []
+
+
+QuestsOverCoffee.bots = dict(BOTS)
+QOC = register(QuestsOverCoffee())

@@ -1,0 +1,136 @@
+"""Views, redaction and legal commands of Quests Over Coffee.
+
+Hidden (both modes): the order of every face-down deck (round-2 quests, items, environments,
+companions). Everything else is open: solo has one player and co-op is played open-handed
+(ruling R10). ``view.legal`` lists the seat's accepted commands so bots and clients need
+nothing else.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import msgspec
+
+from schemas.base import Command, Event
+from schemas.quests_over_coffee import (
+    HIDDEN_FIELDS,
+    Accept,
+    Buy,
+    ChooseDice,
+    ChooseQuest,
+    ChooseShopOrder,
+    GiveItem,
+    KeepItem,
+    LeaveShop,
+    PayForHelp,
+    QocView,
+    QuestCard,
+    Reroll,
+    Roll,
+    SeatView,
+    SwapEnvironment,
+    Trade,
+    UseItem,
+)
+from services.games.quests_over_coffee.content import DIE_OPS, PACK
+from services.games.quests_over_coffee.rules import (
+    MAX_HELP,
+    QocState,
+    condition_text,
+    decide,
+    grade_text,
+    max_of,
+    score,
+    star_grade,
+)
+from services.kernel import Rejection, SeededChance
+
+
+def card(qid: str) -> QuestCard:
+    """The public face of quest ``qid``."""
+    q = PACK.quests[qid]
+    return QuestCard(id=q.id, name=q.name, stars=q.stars, fail=q.fail, success=q.success,
+                     special=condition_text(q.special))
+
+
+def _candidates(st: QocState, seat: int) -> list[Command]:
+    out: list[Command] = []
+    if st.phase == "keep_item":
+        return [KeepItem(item=i) for i in st.offers[seat]]
+    mine = st.party.items[seat]
+    if st.mode == "coop":
+        out += [GiveItem(item=i) for i in mine]
+    n = len(st.dice)
+    for i in mine:
+        if any(e.op in DIE_OPS for e in PACK.items[i].effects):
+            out += [UseItem(item=i, die=k) for k in range(n)] + [UseItem(item=i)]
+        else:
+            out.append(UseItem(item=i))
+    if st.phase == "quest" and seat == st.leader:
+        if st.active is None:
+            out += [ChooseQuest(quest=q) for q in st.face_up]
+        else:
+            for k in range(1, MAX_HELP - st.help + 1):
+                out.append(PayForHelp(dice=k))
+                if st.use_comp:
+                    out.append(PayForHelp(dice=k, companion=True))
+            out.append(Roll())
+            if st.pool and not st.base:
+                out += [ChooseDice(leader=list(p), partner=k) for p in combinations(range(3), 2) for k in range(3)]
+            payers = [None] if st.mode == "solo" else [0, 1]
+            for r in range(1, n + 1):
+                for sub in combinations(range(n), r):
+                    out += [Reroll(dice=list(sub), payer=p) for p in payers]
+            out.append(Accept())
+            if st.mode == "coop":  # the Leader keeps every health/luck change (R4)
+                out.append(Accept(to_partner={"health": 0, "luck": 0}))
+            out += [Accept(respond=[i]) for i in mine]
+    if st.phase == "shop":
+        if seat == st.leader:
+            out += [ChooseShopOrder(first=s) for s in range(st.seats)]
+        out += [Buy(slot=k) for k in range(1, len(PACK.shop.spots) + 1)]
+        out += [Trade(give=i) for i in mine] + [SwapEnvironment(), LeaveShop()]
+    return out
+
+
+def legal_commands(st: QocState, seat: int) -> list[Command]:
+    """Every candidate command ``decide`` accepts now for ``seat`` (checked against ``decide``)."""
+    if st.phase in ("setup", "over") or not 0 <= seat < st.seats:
+        return []
+    ok: list[Command] = []
+    for c in _candidates(st, seat):
+        try:
+            decide(st, seat, c, SeededChance(bytes(32), 0))
+        except Rejection:
+            continue
+        ok.append(c)
+    return ok
+
+
+def view(st: QocState, seat: int | None) -> QocView:
+    """The seat's view (``seat`` None: spectator, no offers and no legal commands)."""
+    sc, sg = score(st), star_grade(st)
+    shop_turn = st.shop_order[0] if st.phase == "shop" and st.shop_order else None
+    trade = PACK.shop.spots.index("trade") + 1 if "trade" in PACK.shop.spots else 0
+    seats = [SeatView(seat=i, health=st.party.health[i], luck=st.party.luck[i], items=list(st.party.items[i]),
+                      max_health=max_of(st, "health"), max_luck=max_of(st, "luck"), max_items=max_of(st, "items"))
+             for i in range(st.seats)]
+    return QocView(
+        mode=st.mode, phase=st.phase, round=st.round, face_up=[card(q) for q in st.face_up],
+        deck_left=len(st.deck), active=card(st.active) if st.active else None, help=st.help,
+        rolled=st.rolled, dice=list(st.dice), pool=[list(p) for p in st.pool], total=sum(st.dice),
+        companion=st.companion, seats=seats, money=st.party.money, max_money=max_of(st, "money"),
+        leader=st.leader, offers=list(st.offers[seat]) if seat is not None and st.offers else [],
+        environment=st.environment, shop_prices=list(st.prices), shop_items=list(st.shop_items),
+        shop_trade_slot=trade, shop_turn=shop_turn, kept=list(st.kept), failed=list(st.failed),
+        abandoned=list(st.abandoned), score=sc, star_grade=sg,
+        grade=grade_text(sc, sg, st.quest_board) if st.phase == "over" else "",
+        defeated=st.defeated, legal=legal_commands(st, seat) if seat is not None else [],
+    )
+
+
+def redact(ev: Event, seat: int | None) -> Event:
+    """The event without face-down deck orders (HIDDEN_FIELDS emptied)."""
+    hidden = {f: [] for f in HIDDEN_FIELDS if f in ev.__struct_fields__}
+    return msgspec.structs.replace(ev, **hidden) if hidden else ev
