@@ -15,9 +15,10 @@ from schemas.base import Command, Event, Options, Record
 
 
 class QocOptions(Options):
-    """Game options. ``mode``: ``solo`` (1 seat) or ``coop`` (2 seats, rulebook 2-Player Variant)."""
+    """Game options. ``mode``: ``solo`` (1 seat) or ``coop`` (2 seats, rulebook 2-Player Variant);
+    left out (None), the seat count decides it."""
 
-    mode: Literal["solo", "coop"] = "solo"
+    mode: Literal["solo", "coop"] | None = None
     quest_board: bool = False
     """Quest Board Variant: 3 one-star, 4 two-star, 3 three-star quests and its own grade table."""
     environments: bool = False

@@ -33,7 +33,7 @@ class QuestsOverCoffee(Title[QocState]):
 
     def check_options(self, options: QocOptions, seats: int) -> None:
         """Raises Rejection ``bad_options``: mode vs seat count, unknown player side."""
-        if SEATS_BY_MODE[options.mode] != seats:
+        if options.mode is not None and SEATS_BY_MODE[options.mode] != seats:
             raise Rejection("bad_options", f"Mode {options.mode} is played with {SEATS_BY_MODE[options.mode]} seat(s), not {seats}.")
         if options.player_side not in rules.PACK.sides:
             raise Rejection("bad_options", f"Player card side must be one of {sorted(rules.PACK.sides)}.")

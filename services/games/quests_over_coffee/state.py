@@ -135,7 +135,7 @@ def initial_state(options: QocOptions, seats: int) -> QocState:
     side = PACK.sides[options.player_side]
     party = Party(health=(side.health,) * seats, luck=(side.luck,) * seats,
                   money=side.money * seats, items=((),) * seats)
-    return QocState(mode=options.mode, seats=seats, quest_board=options.quest_board,
+    return QocState(mode=options.mode or ("solo" if seats == 1 else "coop"), seats=seats, quest_board=options.quest_board,
                     use_env=options.environments, use_comp=options.companions,
                     side=options.player_side, party=party)
 

