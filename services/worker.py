@@ -229,7 +229,7 @@ class Worker:
             after = lifecycle.fold(self.title, envs, game)
             out = Accepted(command_id=env.command_id, game_id=env.game_id, version=after.version, events=len(envs))
             tag, val = await self.store.append(before=game, after=after, events=envs, outcome=out, stream=stream,
-                                               group=self.group, msg_id=mid, seed=seed)
+                                               group=self.group, msg_id=mid, seed=seed, command=cmd)
             if tag == "ok":
                 self._remember(after, seed)
                 self.handled += 1

@@ -58,6 +58,9 @@ def test_game_end_to_end_views_feeds_and_lobby(settings):
             store = EventStore(s["redis"], settings)
             replayed = fold(get_title("toy"), await store.read_events(codec("toy"), gid))
             assert replayed == s["workers"]["toy"].cache[gid]
+            cmds = await store.read_commands(codec("toy"), gid)
+            assert [c.body.__struct_config__.tag for _, _, c in cmds][:4] == ["create", "join", "join", "start"]
+            assert cmds[-1][1] == version and all(a < b for a, b, _ in cmds)
 
     anyio.run(main)
 
@@ -105,7 +108,7 @@ def test_redelivery_after_append_but_before_ack_keeps_the_first_outcome(settings
         envs = stamp(game, bodies, env.command_id, 1)
         after = lifecycle.fold(get_title("toy"), envs, game)
         out = Accepted(command_id=env.command_id, game_id=gid, version=after.version, events=1)
-        tag, _ = await store.append(before=game, after=after, events=envs, outcome=out, stream=rd.stream, group=rd.group, msg_id="", seed=seed)
+        tag, _ = await store.append(before=game, after=after, events=envs, outcome=out, stream=rd.stream, group=rd.group, msg_id="", seed=seed, command=msgspec.structs.replace(env, body=Add(n=1)))
         assert tag == "ok" and await rd.pending_count() == 1
         async with services_running(settings, titles=["toy"], r=r, worker_kwargs=FAST):
             deadline = anyio.current_time() + 20

@@ -15,6 +15,8 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:g:<game>:events``              the game's event stream, entry id ``<version>-0``;
                                                 never trimmed
 ``<ns>:{<ns>:pN}:g:<game>:secret``              hash: the secret seed (worker side only)
+``<ns>:{<ns>:pN}:g:<game>:commands``            accepted commands that appended events, entry
+                                                id = the version they brought the game to
 ``<ns>:{<ns>:pN}:g:<game>:snap``                snapshot: msgpack ``[version, game]``
 ``<ns>:{<ns>:pN}:g:<game>:out:<command>``       the one stored outcome of a command id
 ``<ns>:{<ns>:pN}:g:<game>:reply:<command>``     list the waiting caller BLPOPs (expires)

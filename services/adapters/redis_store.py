@@ -117,6 +117,12 @@ class EventStore:
         tail = await self.read_events(codec, game_id, start=game.version + 1)
         return lifecycle.fold(title, tail, game)
 
+    async def read_commands(self, codec: Codec, game_id: str) -> list[tuple[int, int, CommandEnvelope]]:
+        """The accepted commands of a game that appended events: ``(version before, version after, envelope)``."""
+        rows = await self.r.xrange(self.keys.game(game_id, "commands"))
+        dec = msgspec.msgpack.Decoder(CommandEnvelope[codec.command_union])
+        return [(int(f[b"from"]), int(mid.split(b"-")[0]), dec.decode(f[b"c"])) for mid, f in rows]
+
     async def seed(self, game_id: str) -> bytes | None:
         """The game's secret seed (worker side only), or None for a game not created yet."""
         raw = await self.r.hget(self.keys.game(game_id, "secret"), "seed")
@@ -130,22 +136,25 @@ class EventStore:
         return decode_outcome(raw) if raw is not None else None
 
     async def append(self, *, before: lifecycle.Game, after: lifecycle.Game, events: list[EventEnvelope],
-                     outcome: Accepted, stream: str, group: str, msg_id: str, seed: bytes | None) -> tuple[str, Any]:
+                     outcome: Accepted, stream: str, group: str, msg_id: str, seed: bytes | None,
+                     command: CommandEnvelope) -> tuple[str, Any]:
         """The atomic append. Returns ``("ok", version)``, ``("dup", outcome)`` or ``("conflict", version)``.
 
         Checks the outcome record (idempotency) and the expected version first; then appends
-        the events to the game stream and the partition log, updates metadata, stores the
-        outcome, acknowledges ``msg_id`` and replies -- all in one script.
+        the events to the game stream and the partition log, records the accepted ``command``
+        in the game's command stream (id = the version it brought the game to; for audits),
+        updates metadata, stores the outcome, acknowledges ``msg_id`` and replies -- all in
+        one script.
         """
         gid = before.game_id
         k = self.keys
         p = k.partition(gid)
         res = await self._append(
             keys=[k.game(gid, "meta"), k.game(gid, "events"), k.log(p), k.outcome(gid, outcome.command_id),
-                  stream, k.reply(gid, outcome.command_id), k.games(p), k.game(gid, "secret")],
+                  stream, k.reply(gid, outcome.command_id), k.games(p), k.game(gid, "secret"), k.game(gid, "commands")],
             args=[before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
                   after.title, self.settings.reply_ttl, seed.hex() if (seed and before.version == 0) else "",
-                  *[ENC.encode(e) for e in events]],
+                  ENC.encode(command), *[ENC.encode(e) for e in events]],
         )
         tag = res[0].decode()
         if tag == "dup":

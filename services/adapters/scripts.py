@@ -5,10 +5,11 @@ already made). Scripts are run through redis-py ``Script`` objects, which answer
 (after ``SCRIPT FLUSH`` or a restart) by loading the script again and retrying.
 """
 
-# KEYS: 1 meta, 2 events, 3 log, 4 outcome, 5 command stream, 6 reply, 7 games set, 8 secret
+# KEYS: 1 meta, 2 events, 3 log, 4 outcome, 5 command stream, 6 reply, 7 games set, 8 secret,
+#       9 accepted-commands stream of the game
 # ARGV: 1 expected version, 2 group, 3 message id ('' = none), 4 outcome, 5 game id,
 #       6 last hash, 7 status, 8 title, 9 reply ttl (s), 10 secret seed hex ('' = none),
-#       11.. event payloads (msgpack envelopes) in version order
+#       11 the accepted command (msgpack envelope), 12.. event payloads in version order
 APPEND = r"""
 local existing = redis.call('GET', KEYS[4])
 if existing then
@@ -21,16 +22,17 @@ local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= tonumber(ARGV[1]) then
   return {'conflict', tostring(cur)}
 end
-local n = #ARGV - 10
+local n = #ARGV - 11
 if cur == 0 and n > 0 and ARGV[10] == '' then
   return redis.error_reply('QH_NO_SEED a new game needs its secret seed')
 end
 for i = 1, n do
   local v = cur + i
-  redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[10 + i])
-  redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', tostring(v), 'e', ARGV[10 + i])
+  redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[11 + i])
+  redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', tostring(v), 'e', ARGV[11 + i])
 end
 if n > 0 then
+  redis.call('XADD', KEYS[9], (cur + n) .. '-0', 'c', ARGV[11], 'from', tostring(cur))
   redis.call('HSET', KEYS[1], 'version', cur + n, 'hash', ARGV[6], 'status', ARGV[7], 'title', ARGV[8])
   if cur == 0 then
     redis.call('SADD', KEYS[7], ARGV[5])
