@@ -61,16 +61,21 @@ class ServerProcess:
     """One Redis/Valkey server child: ``start``, ``stop`` (SHUTDOWN, so the AOF is written), ``restart``.
 
     ``data_dir``: where the append-only files and the pid file live; ``port``: fixed port
-    (default: a free one, kept across restarts).
+    (default: a free one, kept across restarts). ``appendfsync``: ``everysec`` (default) or
+    ``always`` (every acknowledged write survives even a SIGKILL of the server; the fault suite
+    uses it). ``extra_args``: more server options, e.g. ``["--cluster-enabled", "yes"]``.
     """
 
     def __init__(self, data_dir: str | Path, *, port: int | None = None, binary: str | None = None,
-                 appendonly: bool = True, prefer_bundled: bool = True) -> None:
+                 appendonly: bool = True, prefer_bundled: bool = True, appendfsync: str = "everysec",
+                 extra_args: list[str] | None = None) -> None:
         self.dir = Path(data_dir).resolve()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.binary = binary or find_binary(prefer_bundled)
         self.appendonly = appendonly
+        self.appendfsync = appendfsync
+        self.extra_args = list(extra_args or [])
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -94,8 +99,8 @@ class ServerProcess:
         """Start the server and wait until it answers PING. Raises RuntimeError on failure."""
         self._stop_stale()
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
-                "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "everysec",
-                "--save", "", "--protected-mode", "no", "--logfile", str(self.dir / "server.log")]
+                "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", self.appendfsync,
+                "--save", "", "--protected-mode", "no", "--logfile", str(self.dir / "server.log"), *self.extra_args]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         (self.dir / "server.pid").write_text(str(self.proc.pid))
         deadline = time.monotonic() + timeout

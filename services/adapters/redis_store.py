@@ -170,7 +170,15 @@ class EventStore:
         nothing is written and None is returned (decide again on the new state).
         """
         k = self.keys
-        dl_key, payload, err = dead if dead else (k.dead(k.partition(outcome.game_id), "none"), b"", "")
+        p = k.partition(outcome.game_id)
+        dl_key, payload, err = dead if dead else (k.dead(p, "none"), b"", "")
+        # An entry that arrived on another partition's stream (a misrouted or forged command):
+        # the script may only touch keys of the game's slot (Redis Cluster), so it gets a
+        # stand-in stream of that slot and no message id, and the entry is acknowledged after.
+        ack_stream, ack_later = stream, ""
+        if not stream.startswith(k.tag(p) + ":"):
+            ack_later, stream, msg_id = msg_id, k.commands(p, "_misrouted"), ""
+            dl_key = k.dead(p, dl_key.rsplit(":dead:", 1)[-1])
         res = await self._reject(
             keys=[k.outcome(outcome.game_id, outcome.command_id), stream, k.reply(outcome.game_id, outcome.command_id), dl_key,
                   k.game(outcome.game_id, "meta")],
@@ -179,6 +187,8 @@ class EventStore:
         )
         if res[0] == b"conflict":
             return None
+        if ack_later:
+            await self.r.xack(ack_stream, group, ack_later)
         return decode_outcome(res[1])
 
     async def park(self, *, stream: str, dead: str, group: str, msg_id: str, payload: bytes, error: str) -> None:
