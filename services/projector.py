@@ -36,7 +36,7 @@ from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.decider import Title
-from services.worker import _is_connection_error, consumer_name
+from services.worker import _is_connection_error, consumer_name, retry_connection
 
 log = structlog.get_logger("questhall.projector")
 
@@ -88,11 +88,11 @@ class Projector:
         self.applied = 0
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        """Serve every partition log until cancelled."""
-        await self.store.check_partitions()
+        """Serve every partition log until cancelled (waits for Redis if it is not up yet)."""
+        await retry_connection(self.store.check_partitions)
         readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
         for rd in readers:
-            await rd.ensure_group()
+            await retry_connection(rd.ensure_group)
         log.info("projector_started", consumer=self.consumer, partitions=len(readers))
         async with anyio.create_task_group() as tg:
             for rd in readers:

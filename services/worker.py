@@ -81,8 +81,8 @@ class Worker:
 
     # -- running ----------------------------------------------------------------------------
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        """Serve every partition until cancelled."""
-        await self.store.check_partitions()
+        """Serve every partition until cancelled (waits for Redis if it is not up yet)."""
+        await self.store_retry(self.store.check_partitions)
         readers = [GroupReader(self.r, self.keys.commands(p, self.title.name), self.group, self.consumer) for p in self.partitions]
         for rd in readers:
             await self.store_retry(rd.ensure_group)
@@ -94,18 +94,7 @@ class Worker:
 
     async def store_retry(self, fn: Any, *args: Any) -> Any:
         """Run ``fn`` until Redis answers (reconnect with capped backoff)."""
-        delay = 0.05
-        while True:
-            try:
-                return await fn(*args)
-            except (ConnectionError, OSError, TimeoutError) as exc:
-                log.warning("redis_unavailable", error=str(exc), retry_in=delay)
-            except Exception as exc:  # redis-py's own ConnectionError/TimeoutError
-                if not _is_connection_error(exc):
-                    raise
-                log.warning("redis_unavailable", error=str(exc), retry_in=delay)
-            await anyio.sleep(delay)
-            delay = min(delay * 2, 2.0)
+        return await retry_connection(fn, *args)
 
     async def _serve(self, rd: GroupReader) -> None:
         last_claim = 0.0
@@ -258,6 +247,21 @@ class Worker:
         while len(self.cache) > self.cache_size:
             gid, _ = self.cache.popitem(last=False)
             self.seeds.pop(gid, None)
+
+
+async def retry_connection(fn: Any, *args: Any) -> Any:
+    """Await ``fn(*args)`` until Redis answers: connection errors are retried with capped backoff
+    (50 ms doubling to 2 s); any other exception propagates."""
+    delay = 0.05
+    while True:
+        try:
+            return await fn(*args)
+        except Exception as exc:  # redis-py's ConnectionError/TimeoutError and the builtin ones
+            if not _is_connection_error(exc):
+                raise
+            log.warning("redis_unavailable", error=str(exc), retry_in=delay)
+        await anyio.sleep(delay)
+        delay = min(delay * 2, 2.0)
 
 
 def _is_connection_error(exc: BaseException) -> bool:

@@ -20,7 +20,13 @@ import pytest
 from schemas.envelope import CommandEnvelope, Rejected
 from services.adapters.redis_store import ENC, Settings, connect
 from services.client import BusClient
-from services.demo import TitleStats, default_seats_for, dump_read_models, play_bot_game, verify_replay
+from services.demo import (
+    TitleStats,
+    default_seats_for,
+    dump_read_models,
+    play_bot_game,
+    verify_replay,
+)
 from services.embedded_cluster import LocalCluster
 from services.kernel import titles
 from services.projector import rebuild
