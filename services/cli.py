@@ -62,7 +62,8 @@ def _settings(url: str):
 @app.command()
 def worker(title: Annotated[str, typer.Option(help="The title this worker serves.")],
            partitions: Annotated[str, typer.Option(help="Partitions to serve, e.g. 0-3,6 (default all).")] = "",
-           min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending commands idle this long.")] = 30_000) -> None:
+           min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending commands idle this long.")] = 30_000,
+           health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
     """Run the game worker of one title (consumer group ``worker:<title>``)."""
     logs.configure()
     from services.adapters.redis_store import connect
@@ -78,6 +79,8 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
     async def main() -> None:
         r = connect(url)
         w = Worker(r, s, title, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms, faults=_faults())
+        if health_port:
+            _health(w, "worker", [s.keys.commands(p, title) for p in w.partitions], w.group, url, health_port)
         await w.run()
 
     anyio.run(main)
@@ -85,7 +88,8 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
 
 @app.command()
 def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve (default all).")] = "",
-              min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000) -> None:
+              min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
+              health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
     """Run the projector (consumer group ``projector`` over every partition log)."""
     logs.configure()
     from services.adapters.redis_store import connect
@@ -96,7 +100,12 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
 
     async def main() -> None:
         r = connect(url)
-        await Projector(r, s, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms, faults=_faults()).run()
+        from services.projector import GROUP
+
+        proj = Projector(r, s, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms, faults=_faults())
+        if health_port:
+            _health(proj, "projector", [s.keys.log(p) for p in proj.partitions], GROUP, url, health_port)
+        await proj.run()
 
     anyio.run(main)
 
@@ -249,6 +258,14 @@ def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Pl
     passed = sum(r.ok for r in reports)
     console.print(f"{passed} passed, {len(reports) - passed} failed")
     raise typer.Exit(0 if passed == len(reports) else 1)
+
+
+def _health(service, kind: str, streams: list[str], group: str, url: str, port: int) -> None:
+    """Start the health/metrics endpoint of a worker or projector (services/health.py)."""
+    from services.health import Health, serve_health
+
+    serve_health(Health(service, kind=kind, streams=streams, group=group, url=url), port)
+    err.print(f"Health and metrics on :{port} (/livez, /readyz, /metrics)")
 
 
 def _parts(spec: str, total: int) -> list[int] | None:

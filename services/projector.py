@@ -86,6 +86,7 @@ class Projector:
         self._project = r.register_script(scripts.PROJECT)
         self._lobby = r.register_script(scripts.LOBBY)
         self.applied = 0
+        self.beats: dict[str, float] = {}
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Serve every partition log until cancelled (waits for Redis if it is not up yet)."""
@@ -104,6 +105,7 @@ class Projector:
         last_reap = time.monotonic()
         claim_every = max(self.min_idle_ms / 2000, 0.05)
         while True:
+            self.beats[rd.stream] = time.monotonic()  # liveness (services/health.py)
             try:
                 if time.monotonic() - last_claim >= claim_every:
                     last_claim = time.monotonic()

@@ -78,6 +78,7 @@ class Worker:
         self.chance_override = chance_override if chance_override is not None else {}
         self.faults = faults or set()
         self.handled = 0
+        self.beats: dict[str, float] = {}
 
     # -- running ----------------------------------------------------------------------------
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -101,6 +102,7 @@ class Worker:
         last_reap = time.monotonic()
         claim_every = max(self.min_idle_ms / 2000, 0.05)
         while True:
+            self.beats[rd.stream] = time.monotonic()  # liveness (services/health.py)
             try:
                 if time.monotonic() - last_claim >= claim_every:
                     last_claim = time.monotonic()
@@ -167,6 +169,13 @@ class Worker:
         try:
             env: CommandEnvelope = ENVELOPE_DECODER.decode(raw)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            ids = _readable_ids(raw)
+            if ids is not None:  # the caller can be told: a rejection under its command id
+                gid, cid = ids
+                out = Rejected(command_id=cid, game_id=gid, code="bad_command", message=f"The command envelope is invalid: {exc}.")
+                await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid)
+                log.info("command_rejected", title=self.title.name, game_id=gid, command_id=cid, code="bad_command")
+                return
             dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
             await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=f"undecodable envelope: {exc}")
             log.warning("envelope_undecodable", title=self.title.name, message_id=mid, error=str(exc))
@@ -247,6 +256,20 @@ class Worker:
         while len(self.cache) > self.cache_size:
             gid, _ = self.cache.popitem(last=False)
             self.seeds.pop(gid, None)
+
+
+def _readable_ids(raw: bytes) -> tuple[str, str] | None:
+    """``(game_id, command_id)`` of an envelope that failed validation, if both are well-formed."""
+    try:
+        data = msgspec.msgpack.decode(raw)
+    except Exception:
+        return None
+    if not isinstance(data, dict):
+        return None
+    gid, cid = data.get("game_id"), data.get("command_id")
+    if isinstance(gid, str) and isinstance(cid, str) and GAME_ID.match(gid) and COMMAND_ID.match(cid):
+        return gid, cid
+    return None
 
 
 async def retry_connection(fn: Any, *args: Any) -> Any:

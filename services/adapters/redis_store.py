@@ -56,9 +56,15 @@ class Settings:
         return Keys(self.namespace, self.partitions)
 
 
-def connect(url: str) -> Any:
-    """An asyncio Redis client for ``url`` (``redis+cluster://host:port`` for Redis Cluster)."""
-    common = dict(socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=5.0, health_check_interval=15)
+def connect(url: str, *, max_connections: int = 4096) -> Any:
+    """An asyncio Redis client for ``url`` (``redis+cluster://host:port`` for Redis Cluster).
+
+    ``max_connections`` (per node): every caller waiting for an outcome holds a connection
+    in a BLPOP, so a gateway or bench with N commands in flight needs N (redis-py 8's default
+    pool of 100 raises MaxConnectionsError beyond that).
+    """
+    common = dict(socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=5.0, health_check_interval=15,
+                  max_connections=max_connections)
     if url.startswith("redis+cluster://"):
         from redis.asyncio.cluster import RedisCluster
 

