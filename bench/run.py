@@ -289,6 +289,7 @@ def main() -> None:
 
     logs.configure(level="warning")
     started = time.monotonic()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="qh-bench-") as d:
         workdir = Path(d)
         server = None
@@ -308,7 +309,8 @@ def main() -> None:
             if server is not None:
                 server.stop()
     res["when"] = time.strftime("%Y-%m-%d", time.gmtime())
-    res["machine"] = f"{os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+    res["machine"] = (f"{os.cpu_count()} cores (load average {load_before:.1f} before the run), "
+                      f"Python {platform.python_version()}, {platform.system()}")
     res["total_s"] = time.monotonic() - started
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps(res, indent=2) + "\n")

@@ -91,4 +91,12 @@ def test_bot_games_of_every_title_on_a_three_master_cluster(cluster):
         assert not s.failures, s.failures
         assert s.games == s.finished == s.replay_ok == GAMES_PER_TITLE, (name, s)
     assert len(before) > 50 and before == after
+    # the projector's readiness probe works through the synchronous cluster client
+    from services.health import Health
+
+    k = settings.keys
+    probe = Health(object(), kind="projector", streams=[k.log(p) for p in range(settings.partitions)], group="projector",
+                   url=cluster.url)
+    assert probe.ready()
+    assert not Health(object(), kind="worker", streams=[k.log(0)], group="nope", url=cluster.url).ready()
     print(f"cluster: {sum(s.accepted for s in stats.values())} commands in {time.monotonic() - started:.1f} s")
