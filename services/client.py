@@ -16,7 +16,15 @@ import anyio
 import msgspec
 
 from schemas.base import Command
-from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, Outcome, Rejected, StartGame
+from schemas.envelope import (
+    Accepted,
+    CommandEnvelope,
+    CreateGame,
+    JoinSeat,
+    Outcome,
+    Rejected,
+    StartGame,
+)
 from services.adapters.redis_store import CommandBus, Settings
 
 _seq = itertools.count()

@@ -7,7 +7,15 @@ import random
 import msgspec
 import pytest
 
-from schemas.envelope import Accepted, AbandonGame, CreateGame, JoinSeat, LeaveSeat, Rejected, StartGame
+from schemas.envelope import (
+    AbandonGame,
+    Accepted,
+    CreateGame,
+    JoinSeat,
+    LeaveSeat,
+    Rejected,
+    StartGame,
+)
 from services.kernel import ScriptedChance, SeededChance, codec, fold
 from services.kernel.errors import CorruptEvent
 from services.kernel.hashing import GENESIS, event_hash
