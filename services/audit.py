@@ -425,7 +425,7 @@ def _diff(want: Any, got: Any, path: str = "") -> str:
             if d:
                 return d
         return ""
-    if isinstance(want, list) and isinstance(got, list):
+    if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):  # to_builtins keeps tuples
         if len(want) != len(got):
             return f"{path.rstrip('.')}: recorded {_short(got)}, rules give {_short(want)}"
         for i, (a, b) in enumerate(zip(want, got, strict=True)):
