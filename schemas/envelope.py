@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import Generic, Literal, TypeVar
 
-import msgspec
-
 from schemas.base import Command, Event, Record
 
 B = TypeVar("B")
