@@ -251,6 +251,82 @@ def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Pl
     raise typer.Exit(0 if passed == len(reports) else 1)
 
 
+@app.command()
+def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (from Redis).")] = None,
+          file: Annotated[Path | None, typer.Option("--file", help="Audit a bundle file instead (no Redis).")] = None,
+          as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False) -> None:
+    """Verify a game: hash chain, seed commitment, every command re-decided (docs/fairness.md).
+
+    Exit 0 valid, 1 invalid, 2 could not run, 3 pending (seed not revealed yet).
+    """
+    from services.audit import Verdict, audit_bundle, decode_bundle
+
+    if (game_id is None) == (file is None):
+        err.print("Give a GAME_ID or --file BUNDLE (one of them).")
+        raise typer.Exit(2)
+    if file is not None:
+        try:
+            verdict = audit_bundle(decode_bundle(file.read_bytes()))
+        except (OSError, ValueError) as exc:
+            verdict = Verdict(status="error", reason=f"cannot read {file}: {exc}")
+    else:
+        verdict = anyio.run(_audit_stored, game_id)
+    if as_json:
+        sys.stdout.write(msgspec.json.encode({**msgspec.to_builtins(verdict), "exit_code": verdict.exit_code}).decode() + "\n")
+    else:
+        style = {"valid": "green", "invalid": "red", "pending": "yellow"}.get(verdict.status, "red")
+        console.print(f"[{style}]{verdict.summary()}[/{style}]", soft_wrap=True, highlight=False, markup=True)
+    raise typer.Exit(verdict.exit_code)
+
+
+async def _audit_stored(game_id: str):
+    from services.adapters.redis_store import connect
+    from services.audit import Verdict
+    from services.audit_store import GameNotFound, audit_game
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    r = connect(url)
+    try:
+        return await audit_game(r, _settings(url), game_id)
+    except GameNotFound as exc:
+        return Verdict(status="error", game_id=game_id, reason=str(exc))
+    except Exception as exc:  # Redis unreachable, unreadable stream: could not run
+        return Verdict(status="error", game_id=game_id, reason=f"{type(exc).__name__}: {exc}")
+    finally:
+        await r.aclose()
+
+
+@app.command("export")
+def export_cmd(game_id: str,
+               out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None) -> None:
+    """Write the game's bundle (questhall-bundle/1 JSON; the seed only once revealed). Exit 2 if not found."""
+    from services.adapters.redis_store import connect
+    from services.audit import encode_bundle
+    from services.audit_store import GameNotFound, export_bundle
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+    async def main() -> dict | None:
+        r = connect(url)
+        try:
+            return await export_bundle(r, _settings(url), game_id)
+        except GameNotFound as exc:
+            err.print(str(exc))
+            return None
+        finally:
+            await r.aclose()
+
+    bundle = anyio.run(main)
+    if bundle is None:
+        raise typer.Exit(2)
+    data = encode_bundle(bundle)
+    if out is not None:
+        out.write_bytes(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+
+
 def _parts(spec: str, total: int) -> list[int] | None:
     if not spec:
         return None

@@ -2,8 +2,8 @@
 games of every title played through the bus as a client would, then checks and a table.
 
 Per title it prints games, commands accepted and rejected, events, command latency p50/p99
-(ms, measured at the client from sending to the outcome), and whether replay and rebuild
-were verified. It exits 0 only if every check holds. The demo works in a namespace of its own
+(ms, measured at the client from sending to the outcome), whether replay and rebuild
+were verified, and whether every game passed the audit (services/audit.py). It exits 0 only if every check holds. The demo works in a namespace of its own
 (``demo-<time>``), so it never touches other games on the same server.
 """
 
@@ -40,6 +40,7 @@ class TitleStats:
     events: int = 0
     latencies: list[float] = field(default_factory=list)
     replay_ok: int = 0
+    audit_ok: int = 0
     failures: list[str] = field(default_factory=list)
     game_ids: list[str] = field(default_factory=list)
 
@@ -116,6 +117,18 @@ async def verify_replay(r: Any, settings: Settings, name: str, stats: TitleStats
             stats.failures.append(f"{gid}: replayed state differs from the read model")
 
 
+async def verify_audit(r: Any, settings: Settings, stats: TitleStats) -> None:
+    """Each game passes ``questhall audit`` (chain, seed commitment, every command re-decided)."""
+    from services.audit_store import audit_game
+
+    for gid in stats.game_ids:
+        verdict = await audit_game(r, settings, gid)
+        if verdict.ok:
+            stats.audit_ok += 1
+        else:
+            stats.failures.append(f"audit: {verdict.summary()}")
+
+
 async def dump_read_models(r: Any, settings: Settings) -> dict:
     """Every read-model key of the namespace with its content (for the rebuild comparison)."""
     out: dict = {}
@@ -177,6 +190,9 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
             console.print("Verifying replay of every game ...")
             for name in names:
                 await verify_replay(r, settings, name, stats[name])
+            console.print("Auditing every game ...")
+            for name in names:
+                await verify_audit(r, settings, stats[name])
         console.print("Verifying rebuild of every read model ...")
         before = await dump_read_models(r, settings)
         await rebuild(r, settings)
@@ -186,16 +202,17 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
         await r.aclose()
 
     table = Table(title=f"Questhall demo ({time.monotonic() - started:.0f} s, namespace {settings.namespace})")
-    for col in ("title", "games", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild"):
+    for col in ("title", "games", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild", "audit"):
         table.add_column(col, justify="right" if col != "title" else "left")
     ok = rebuild_ok
     for name in names:
         s = stats[name]
         replay = s.replay_ok == s.games and s.games > 0
-        ok = ok and replay and not s.failures and s.finished == s.games
+        audited = s.audit_ok == s.games and s.games > 0
+        ok = ok and replay and audited and not s.failures and s.finished == s.games
         table.add_row(name, str(s.games), str(s.finished), str(s.accepted), str(s.rejected), str(s.events),
                       f"{s.pct(0.5):.1f}", f"{s.pct(0.99):.1f}", "verified" if replay else "FAILED",
-                      "verified" if rebuild_ok else "FAILED")
+                      "verified" if rebuild_ok else "FAILED", "valid" if audited else "FAILED")
     console.print(table)
     for name in names:
         for f in stats[name].failures[:10]:
