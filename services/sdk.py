@@ -287,7 +287,7 @@ async def play_seat(client: SeatClient, bot: Any, view_type: type, rng: random.R
                         break
                     t0 = time.perf_counter()
                     try:
-                        out = await client.submit(cmd)
+                        await client.submit(cmd)
                     except GatewayError as exc:
                         if exc.status not in (409, 422):
                             raise

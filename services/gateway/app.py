@@ -40,8 +40,8 @@ from services.adapters.redis_store import Settings, connect
 from services.gateway.config import GatewayConfig
 from services.gateway.metrics import CONTENT_TYPE, Metrics
 from services.gateway.service import ApiError, GatewayService
-from services.gateway.ws import seat_socket, spectator_socket
 from services.gateway.wire import AnyCommand, AnyEvent, AnyView
+from services.gateway.ws import seat_socket, spectator_socket
 
 log = structlog.get_logger("questhall.gateway")
 
