@@ -46,7 +46,7 @@ from services.gateway.ws import seat_socket, spectator_socket
 log = structlog.get_logger("questhall.gateway")
 
 JSON_MEDIA = "application/json"
-CODE_BY_STATUS = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+CODE_BY_STATUS = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                   405: "method_not_allowed", 413: "body_too_large", 415: "unsupported_media_type",
                   429: "rate_limited"}
 SEAT_AUTH = [{"seat_token": []}]
@@ -221,7 +221,8 @@ def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
     code = CODE_BY_STATUS.get(status, "bad_request")
     msg = {413: "The request body is larger than the gateway accepts.",
            404: "There is no such endpoint.",
-           405: "This endpoint does not accept that method."}.get(status, f"The request was refused ({status}).")
+           405: "This endpoint does not accept that method.",
+           400: "The request is invalid (malformed JSON or parameters)."}.get(status, f"The request was refused ({status}).")
     return _error(status, ErrorBody(code=code, message=msg), dict(exc.headers or {}) or None)
 
 

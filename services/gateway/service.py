@@ -193,12 +193,22 @@ class GatewayService:
     async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None) -> SeatGrant:
         """Join ``seat`` (None: the lowest open one) and issue its token. Raises ApiError on a rejection."""
         title = await self.title_of(game_id)
-        if seat is None:
-            names = await self.r.hget(self.keys.lobby_game(game_id), "names")
-            open_seats = [i for i, n in enumerate(msgspec.json.decode(names)) if n is None] if names else [0]
-            if not open_seats:
-                raise ApiError(409, "no_open_seat", "Every seat of this game is taken.")
-            seat = open_seats[0]
+        if seat is not None:
+            return await self._join(title, game_id, name, seat, client_seed, client_id)
+        # The lowest open seat as the lobby read model knows it; the lobby may lag behind a
+        # join, so a ``seat_taken`` moves on to the next seat.
+        h = await self.r.hmget(self.keys.lobby_game(game_id), ["names", "seats"])
+        names = msgspec.json.decode(h[0]) if h[0] else []
+        candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or 1))
+        for i in candidates:
+            try:
+                return await self._join(title, game_id, name, i, client_seed, None)
+            except ApiError as exc:
+                if exc.code != "seat_taken":
+                    raise
+        raise ApiError(409, "no_open_seat", "Every seat of this game is taken.")
+
+    async def _join(self, title: str, game_id: str, name: str, seat: int, client_seed: str, client_id: str | None) -> SeatGrant:
         if not 0 <= seat < 64:
             raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
         out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed), seat,
