@@ -41,8 +41,11 @@ _ENC = msgspec.json.Encoder()
 class GatewayError(Exception):
     """A refused request: HTTP ``status``, stable ``code``, one-sentence ``message``."""
 
-    def __init__(self, status: int, code: str, message: str, version: int | None = None, command_id: str | None = None) -> None:
+    def __init__(self, status: int, code: str, message: str, version: int | None = None, command_id: str | None = None,
+                 retry_after: float | None = None) -> None:
         super().__init__(f"{status} {code}: {message}")
+        self.retry_after = retry_after
+        """Seconds to wait before retrying (429 ``rate_limited``)."""
         self.status = status
         self.code = code
         self.message = message
@@ -82,8 +85,9 @@ class Gateway:
         data = json.loads(resp.content) if resp.content else None
         if resp.status_code >= 400:
             d = data if isinstance(data, dict) else {}
+            ra = resp.headers.get("retry-after")
             raise GatewayError(resp.status_code, d.get("code", "error"), d.get("message", resp.text[:200]),
-                               d.get("version"), d.get("command_id"))
+                               d.get("version"), d.get("command_id"), float(ra) if ra and ra.isdigit() else None)
         return data
 
     async def titles(self) -> list[TitleInfo]:
@@ -289,6 +293,9 @@ async def play_seat(client: SeatClient, bot: Any, view_type: type, rng: random.R
                     try:
                         await client.submit(cmd)
                     except GatewayError as exc:
+                        if exc.status == 429:  # over the seat's command rate: wait as told, then retry
+                            await anyio.sleep(exc.retry_after or 1)
+                            continue
                         if exc.status not in (409, 422):
                             raise
                         stats.rejected += 1

@@ -19,16 +19,29 @@ async def serve(app: Any, host: str = "127.0.0.1", port: int = 8000, *, ws_max_s
                 task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
     """Serve ``app`` until cancelled; ``task_status.started(port)`` once listening."""
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
-                            ws_max_size=ws_max_size, ws="websockets-sansio" if _has_sansio() else "auto")
+                            ws_max_size=ws_max_size, timeout_graceful_shutdown=2, ws="websockets-sansio" if _has_sansio() else "auto")
     server = uvicorn.Server(config)
+    done = anyio.Event()
+
+    async def run_server() -> None:
+        with anyio.CancelScope(shield=True):  # stopped by should_exit below, gracefully
+            try:
+                await server.serve()
+            finally:
+                done.set()
+
     async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        while not server.started:
-            if server.should_exit:
-                raise RuntimeError(f"the gateway could not listen on {host}:{port}")
-            await anyio.sleep(0.01)
-        bound = server.servers[0].sockets[0].getsockname()[1]
-        task_status.started(bound)
+        tg.start_soon(run_server)
+        try:
+            while not server.started:
+                if done.is_set() or server.should_exit:
+                    raise RuntimeError(f"the gateway could not listen on {host}:{port}")
+                await anyio.sleep(0.01)
+            bound = server.servers[0].sockets[0].getsockname()[1]
+            task_status.started(bound)
+            await done.wait()
+        finally:
+            server.should_exit = True
 
 
 def _has_sansio() -> bool:

@@ -126,7 +126,7 @@ class GatewayService:
         """
         window = self.config.rate_window
         slot = int(time.time() // window)
-        key = self.keys.rm(game_id, f"gw:rate:{seat}:{slot}")
+        key = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}:{slot}"  # not a read model
         async with self.r.pipeline(transaction=False) as p:
             p.incr(key)
             p.expire(key, window * 2 + 1)
