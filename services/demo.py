@@ -23,10 +23,10 @@ from rich.table import Table
 from schemas.envelope import Accepted, StartGame
 from services.adapters.redis_store import EventStore, Settings, connect
 from services.client import BusClient
+from services.gateway.server import gateway_running
 from services.kernel import codec, get_title, titles
 from services.kernel import game as lifecycle
 from services.projector import JSON, rebuild
-from services.gateway.server import gateway_running
 from services.runtime import services_running
 from services.sdk import Gateway
 
