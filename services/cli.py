@@ -102,13 +102,21 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
 
 
 @app.command()
-def serve() -> None:
-    """Run every title's worker and the projector in one process (embedded Valkey unless REDIS_URL)."""
+def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(help="Gateway port (0: a free one).")] = 8000,
+          gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
+    """Run every title's worker, the projector and the gateway in one process (embedded Valkey unless REDIS_URL)."""
     logs.configure()
     from services.runtime import services_running
 
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
+            if gateway:
+                from services.gateway.server import gateway_running
+
+                async with gateway_running(_settings(url), host=host, port=port) as bound:
+                    err.print(f"Serving on {url}; gateway on http://{host}:{bound} (OpenAPI at /schema); Ctrl-C to stop.")
+                    await anyio.sleep_forever()
             async with services_running(_settings(url)):
                 err.print(f"Serving on {url}; Ctrl-C to stop.")
                 await anyio.sleep_forever()
@@ -117,6 +125,52 @@ def serve() -> None:
             anyio.run(main)
         except KeyboardInterrupt:
             pass
+
+
+@app.command("gateway")
+def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] = "127.0.0.1",
+                port: Annotated[int, typer.Option(help="Listen on this port.")] = 8000) -> None:
+    """Run the HTTP/WebSocket gateway (REDIS_URL; keys and limits: docs/gateway.md)."""
+    logs.configure()
+    from services.gateway.server import gateway_running
+
+    s = _settings(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+
+    async def main() -> None:
+        async with gateway_running(s, host=host, port=port, services=False) as bound:
+            err.print(f"Gateway on http://{host}:{bound} (namespace {s.namespace}); Ctrl-C to stop.")
+            await anyio.sleep_forever()
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def play(url: Annotated[str, typer.Option(help="The gateway.")] = "http://127.0.0.1:8000",
+         title: Annotated[str | None, typer.Option(help="Create a game of this title.")] = None,
+         seats: Annotated[int | None, typer.Option(help="Seats of the new game (default: the title's minimum).")] = None,
+         join: Annotated[str | None, typer.Option(help="Join this game id instead of creating one.")] = None,
+         seat: Annotated[int | None, typer.Option(help="The seat to take when joining (default: the lowest open).")] = None,
+         name: Annotated[str, typer.Option(help="Your player name.")] = "player",
+         open_seats: Annotated[bool, typer.Option("--open", help="Leave other seats open for other terminals (no bots).")] = False,
+         option: Annotated[list[str] | None, typer.Option(help="A title option NAME=JSON, e.g. mode=\"coop\" (repeatable).")] = None,
+         seed: Annotated[int, typer.Option(help="Seed of the bots and hints.")] = 0) -> None:
+    """Play in the terminal through the gateway: create or join a game; bots fill the other seats."""
+    logs.configure(level="warning")
+    from services.play import play as run_play
+
+    opts = {}
+    for o in option or []:
+        k, _, v = o.partition("=")
+        try:
+            opts[k] = msgspec.json.decode(v)
+        except msgspec.DecodeError:
+            opts[k] = v
+    code = anyio.run(lambda: run_play(url, title=title, seats=seats, name=name, game_id=join, seat=seat,
+                                      open_seats=open_seats, options=opts, seed=seed))
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -197,10 +251,11 @@ def titles() -> None:
 
 @app.command()
 def schemas(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json")) -> None:
-    """Write JSON Schema files of every title's wire contract."""
+    """Write JSON Schema files of every title's wire contract and the gateway's OpenAPI document."""
+    from services.gateway.app import write_openapi
     from services.schema_export import write_all
 
-    for p in write_all(out):
+    for p in [*write_all(out), write_openapi(out)]:
         console.print(f"wrote {p}")
 
 
