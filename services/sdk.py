@@ -136,6 +136,15 @@ class Gateway:
         """A finished game's result. Raises GatewayError 404 ``no_result`` before the end."""
         return msgspec.convert(await self.request("GET", f"/games/{game_id}/result"), Result)
 
+    async def audit(self, game_id: str, admin_token: str | None = None) -> dict:
+        """The audit verdict of a game: public (finished/abandoned only) or, with ``admin_token``, any game."""
+        path = f"/admin/games/{game_id}/audit" if admin_token else f"/games/{game_id}/audit"
+        return await self.request("GET", path, token=admin_token)
+
+    async def bundle(self, game_id: str) -> dict:
+        """The public bundle (``questhall-bundle/1``) of a finished or abandoned game."""
+        return await self.request("GET", f"/games/{game_id}/bundle")
+
     async def rebuild(self, admin_token: str) -> int:
         """Admin: rebuild every read model; returns the games replayed."""
         return (await self.request("POST", "/admin/rebuild", token=admin_token))["games"]

@@ -37,6 +37,7 @@ from schemas.gateway import (
     TitleInfo,
 )
 from services.adapters.redis_store import Settings, connect
+from services.audit import Verdict
 from services.gateway.config import GatewayConfig
 from services.gateway.metrics import CONTENT_TYPE, Metrics
 from services.gateway.service import ApiError, GatewayService
@@ -160,8 +161,48 @@ async def seat_feed(game_id: str, seat: int, gw: GatewayService, authorization: 
 
 
 # ---------------------------------------------------------------------------------------------
-# Admin routes (admin token). The audit endpoint goes here once services/audit.py lands:
-#   @get("/games/{game_id:str}/audit", ...) -> AuditReport, calling services.audit.
+# Audit (docs/fairness.md): public for finished or abandoned games, any game for the admin.
+
+
+async def _audit_call(fn: Any, gw: GatewayService, game_id: str) -> Any:
+    from services.audit_store import GameNotFound, NotFinished
+
+    gw.check_game_id(game_id)
+    try:
+        return await fn(gw.r, gw.settings, game_id)
+    except GameNotFound:
+        raise ApiError(404, "no_such_game", f"There is no game {game_id!r}.") from None
+    except NotFinished:
+        raise ApiError(409, "game_not_over", "A game can be audited or exported publicly once it is finished or abandoned.") from None
+
+
+@get("/games/{game_id:str}/audit", responses=_errors(404, 409), summary="Audit a finished or abandoned game")
+async def public_game_audit(game_id: str, gw: GatewayService) -> Verdict:
+    """Checks the hash chain, the revealed seed against its commitment and re-decides every command."""
+    from services.audit_store import public_audit
+
+    return await _audit_call(public_audit, gw, game_id)
+
+
+@get("/games/{game_id:str}/bundle", responses=_errors(404, 409), summary="A finished or abandoned game's bundle (questhall-bundle/1)")
+async def public_game_bundle(game_id: str, gw: GatewayService) -> dict[str, Any]:
+    """The self-contained bundle: verify it offline with ``questhall audit --file``."""
+    from services.audit_store import public_bundle
+
+    return await _audit_call(public_bundle, gw, game_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# Admin routes (admin token)
+
+
+@get("/games/{game_id:str}/audit", security=ADMIN_AUTH, responses=_errors(401, 403, 404),
+     summary="Audit any game (admin; pending while its seed is secret)")
+async def admin_game_audit(game_id: str, gw: GatewayService, authorization: AuthHeader = None) -> Verdict:
+    from services.audit_store import audit_game
+
+    gw.check_admin(_bearer(authorization))
+    return await _audit_call(audit_game, gw, game_id)
 
 
 @post("/rebuild", status_code=200, security=ADMIN_AUTH, responses=_errors(401, 403),
@@ -173,7 +214,7 @@ async def rebuild_read_models(gw: GatewayService, authorization: AuthHeader = No
     return RebuildReply(games=await rebuild(gw.r, gw.settings))
 
 
-admin_router = Router(path="/admin", route_handlers=[rebuild_read_models], tags=["admin"])
+admin_router = Router(path="/admin", route_handlers=[rebuild_read_models, admin_game_audit], tags=["admin"])
 """Admin endpoints, each guarded by ``check_admin`` (``QUESTHALL_ADMIN_TOKEN``)."""
 
 
@@ -267,6 +308,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
 
     v1 = Router(path="/v1", route_handlers=[
         list_titles, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
+        public_game_audit, public_game_bundle,
         start_game, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
     ])
     openapi = OpenAPIConfig(

@@ -31,5 +31,11 @@ def test_full_game_over_http_and_websocket(gateway, title, seats, options):
             assert stats.accepted > 0
             finished = await gw.lobby(title, "finished")
             assert gid in [g.game_id for g in finished]
+            # the finished game audits as valid through the public endpoint, and its bundle verifies offline
+            verdict = await gw.audit(gid)
+            assert verdict["status"] == "valid" and verdict["seed_verified"], verdict
+            from services.audit import audit_bundle
+
+            assert audit_bundle(await gw.bundle(gid)).ok
 
     anyio.run(main)

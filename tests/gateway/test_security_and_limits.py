@@ -313,6 +313,29 @@ def _strings(obj):
             yield from _strings(v)
 
 
+def test_audit_endpoints_public_only_when_over_admin_any_time(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            created = await gw.create("questeros", 2)
+            gid = created.game_id
+            for _ in range(2):
+                await gw.join(gid, "P")
+            for path in (f"/games/{gid}/audit", f"/games/{gid}/bundle"):
+                with pytest.raises(GatewayError) as e:
+                    await gw.request("GET", path)
+                _refused(e, 409, "game_not_over")
+            with pytest.raises(GatewayError) as e:
+                await gw.request("GET", f"/admin/games/{gid}/audit", token="wrong")
+            _refused(e, 401, "admin_token_invalid")
+            verdict = await gw.audit(gid, admin_token=ADMIN)
+            assert verdict["status"] == "pending" and not verdict["seed_verified"]
+            with pytest.raises(GatewayError) as e:
+                await gw.audit("no-such-game")
+            _refused(e, 404, "no_such_game")
+
+    anyio.run(main)
+
+
 def test_token_module_round_trip_and_rotation():
     tok = tokens.issue((b"new", b"old"), "ns", "g1", 2, "Ann", 60)
     assert tokens.verify((b"new",), "ns", tok).s == 2
