@@ -18,7 +18,7 @@ install: $(STAMP) ## create .venv and install questhall with its test and embedd
 demo: install ## the main job: bot games of every title through the bus, checks, table (ARGS="--games 5")
 	$(BIN)/questhall demo $(ARGS)
 
-serve: install ## workers of every title and the projector in one process (embedded Valkey unless REDIS_URL)
+serve: install ## workers of every title, the projector and the gateway on :8000 in one process (embedded Valkey unless REDIS_URL)
 	$(BIN)/questhall serve
 
 test: install ## the test suite against a real Redis (REDIS_URL, Docker, or a local server binary)
@@ -33,7 +33,7 @@ faults: install ## fault injection: kill workers/projectors, restart Redis under
 lint: install ## ruff
 	$(BIN)/ruff check schemas services tests bench
 
-schemas: install ## JSON Schema files for client developers in schemas/json/
+schemas: install ## JSON Schema files and the gateway's openapi.json for client developers in schemas/json/
 	$(BIN)/questhall schemas --out schemas/json
 
 scenarios: install ## play every scenario file through the real bus

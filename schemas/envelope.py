@@ -9,7 +9,8 @@ Shapes:
   concurrency), ``body`` (a tagged union: the lifecycle commands below plus the title's own).
 - :class:`EventEnvelope` -- what is stored: ``game_id``, ``version`` (1-based, gap-free),
   ``body``, causing ``command_id``, ``recorded_at`` (milliseconds since the Unix epoch, from
-  the worker's clock), ``prev_hash`` and ``hash`` (hex SHA-256, see ``services.kernel.hashing``).
+  the worker's clock), ``prev_hash``, ``command_hash`` (of the causing command envelope) and
+  ``hash`` (hex SHA-256, see ``services.kernel.hashing``).
 - :class:`Accepted` / :class:`Rejected` -- the one stored outcome of a command id.
 
 Source: ../shared/DESIGN.md, "The flow of one command" and "Fairness and audit".
@@ -18,8 +19,6 @@ Source: ../shared/DESIGN.md, "The flow of one command" and "Fairness and audit".
 from __future__ import annotations
 
 from typing import Generic, Literal, TypeVar
-
-import msgspec
 
 from schemas.base import Command, Event, Record
 
@@ -62,6 +61,9 @@ class EventEnvelope(Record, Generic[B]):
     """Worker clock, ms since the Unix epoch."""
     prev_hash: str
     """Hex SHA-256 of the previous envelope (64 zeros for version 1)."""
+    command_hash: str = ""
+    """Hex SHA-256 of the canonical encoding of the accepted command envelope that caused this
+    event (``services.kernel.hashing.command_hash``): binds the command record into the chain."""
     hash: str = ""
     """Hex SHA-256 over the canonical encoding of every other field."""
 

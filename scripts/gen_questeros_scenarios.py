@@ -251,16 +251,24 @@ def main() -> None:
     sc.write()
 
     sc = Sc("both_gods.toml", "both Gods in one turn: nobody wins, the leader keeps the Initiative", 3, 0,
-            [[*b(2, 1, 3, 4, 5, 6, 7, 8, 9, 10)], ["adwanis", "b11", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"],
-             ["nekradis", "c1", "o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8"]])
+            [["b2", "adwanis", *b(3, 4, 5, 6, 7, 8, 9, 10)], ["b14", *[f"s{v}" for v in range(1, 10)]],
+             ["nekradis", "s10", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"]])
     sc.step(1, bid(1))
     sc.step(2, bid(1))
     sc.step(0, bid(1))
     sc.step(0, play("b2"))
-    sc.step(1, play("adwanis", True))
-    sc.step(2, play("nekradis"), checks=[
-        chk("view.quests_won", equals=[0, 0, 0]), chk("view.discarded", equals=["b2", "adwanis", "nekradis"]),
-        chk("view.initiative", equals=0), chk("view.to_move", equals=[0]), chk("view.turn", equals=2)])
+    sc.step(1, play("b14"))
+    sc.step(2, play("c1"), note="void in Blades", checks=[
+        chk("view.quests_won", equals=[0, 1, 0]), chk("view.initiative", equals=1)])
+    sc.step(1, play("s1"), note="seat 1 (not the dealer) leads turn 2")
+    sc.step(2, play("nekradis"), "rejected:must_follow_preferred_class", note="seat 2 holds s10: a God follows as an Epic")
+    sc.step(2, play("nekradis", True), checks=[chk("view.xp", equals=[2, 2, 1])])
+    sc.step(0, play("adwanis", True), "rejected:payment_not_needed", note="a God is on the table: play anything")
+    sc.step(0, play("adwanis"), checks=[
+        chk("view.quests_won", equals=[0, 1, 0]), chk("view.discarded", equals=["s1", "nekradis", "adwanis"]),
+        chk("view.initiative", equals=1), chk("view.dealer", equals=0), chk("view.to_move", equals=[1]),
+        chk("view.turn", equals=3), chk("view.table", equals=[]), chk("view.hand_counts", equals=[8, 8, 8]),
+        chk("view.xp", equals=[2, 2, 1])])
     sc.write()
 
     sc = Sc("exact_bid_bonus.toml", "exact bid: +1 XP a Quest and +5", 2, 0, split_hands(0, 5))

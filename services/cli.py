@@ -111,13 +111,21 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
 
 
 @app.command()
-def serve() -> None:
-    """Run every title's worker and the projector in one process (embedded Valkey unless REDIS_URL)."""
+def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(help="Gateway port (0: a free one).")] = 8000,
+          gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
+    """Run every title's worker, the projector and the gateway in one process (embedded Valkey unless REDIS_URL)."""
     logs.configure()
     from services.runtime import services_running
 
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
+            if gateway:
+                from services.gateway.server import gateway_running
+
+                async with gateway_running(_settings(url), host=host, port=port) as bound:
+                    err.print(f"Serving on {url}; gateway on http://{host}:{bound} (OpenAPI at /schema); Ctrl-C to stop.")
+                    await anyio.sleep_forever()
             async with services_running(_settings(url)):
                 err.print(f"Serving on {url}; Ctrl-C to stop.")
                 await anyio.sleep_forever()
@@ -126,6 +134,52 @@ def serve() -> None:
             anyio.run(main)
         except KeyboardInterrupt:
             pass
+
+
+@app.command("gateway")
+def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] = "127.0.0.1",
+                port: Annotated[int, typer.Option(help="Listen on this port.")] = 8000) -> None:
+    """Run the HTTP/WebSocket gateway (REDIS_URL; keys and limits: docs/gateway.md)."""
+    logs.configure()
+    from services.gateway.server import gateway_running
+
+    s = _settings(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+
+    async def main() -> None:
+        async with gateway_running(s, host=host, port=port, services=False) as bound:
+            err.print(f"Gateway on http://{host}:{bound} (namespace {s.namespace}); Ctrl-C to stop.")
+            await anyio.sleep_forever()
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def play(url: Annotated[str, typer.Option(help="The gateway.")] = "http://127.0.0.1:8000",
+         title: Annotated[str | None, typer.Option(help="Create a game of this title.")] = None,
+         seats: Annotated[int | None, typer.Option(help="Seats of the new game (default: the title's minimum).")] = None,
+         join: Annotated[str | None, typer.Option(help="Join this game id instead of creating one.")] = None,
+         seat: Annotated[int | None, typer.Option(help="The seat to take when joining (default: the lowest open).")] = None,
+         name: Annotated[str, typer.Option(help="Your player name.")] = "player",
+         open_seats: Annotated[bool, typer.Option("--open", help="Leave other seats open for other terminals (no bots).")] = False,
+         option: Annotated[list[str] | None, typer.Option(help="A title option NAME=JSON, e.g. mode=\"coop\" (repeatable).")] = None,
+         seed: Annotated[int, typer.Option(help="Seed of the bots and hints.")] = 0) -> None:
+    """Play in the terminal through the gateway: create or join a game; bots fill the other seats."""
+    logs.configure(level="warning")
+    from services.play import play as run_play
+
+    opts = {}
+    for o in option or []:
+        k, _, v = o.partition("=")
+        try:
+            opts[k] = msgspec.json.decode(v)
+        except msgspec.DecodeError:
+            opts[k] = v
+    code = anyio.run(lambda: run_play(url, title=title, seats=seats, name=name, game_id=join, seat=seat,
+                                      open_seats=open_seats, options=opts, seed=seed))
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -206,10 +260,11 @@ def titles() -> None:
 
 @app.command()
 def schemas(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json")) -> None:
-    """Write JSON Schema files of every title's wire contract."""
+    """Write JSON Schema files of every title's wire contract and the gateway's OpenAPI document."""
+    from services.gateway.app import write_openapi
     from services.schema_export import write_all
 
-    for p in write_all(out):
+    for p in [*write_all(out), write_openapi(out)]:
         console.print(f"wrote {p}")
 
 
@@ -266,6 +321,82 @@ def _health(service, kind: str, streams: list[str], group: str, url: str, port: 
 
     serve_health(Health(service, kind=kind, streams=streams, group=group, url=url), port)
     err.print(f"Health and metrics on :{port} (/livez, /readyz, /metrics)")
+
+
+@app.command()
+def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (from Redis).")] = None,
+          file: Annotated[Path | None, typer.Option("--file", help="Audit a bundle file instead (no Redis).")] = None,
+          as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False) -> None:
+    """Verify a game: hash chain, seed commitment, every command re-decided (docs/fairness.md).
+
+    Exit 0 valid, 1 invalid, 2 could not run, 3 pending (seed not revealed yet).
+    """
+    from services.audit import Verdict, audit_bundle, decode_bundle
+
+    if (game_id is None) == (file is None):
+        err.print("Give a GAME_ID or --file BUNDLE (one of them).")
+        raise typer.Exit(2)
+    if file is not None:
+        try:
+            verdict = audit_bundle(decode_bundle(file.read_bytes()))
+        except (OSError, ValueError) as exc:
+            verdict = Verdict(status="error", reason=f"cannot read {file}: {exc}")
+    else:
+        verdict = anyio.run(_audit_stored, game_id)
+    if as_json:
+        sys.stdout.write(msgspec.json.encode({**msgspec.to_builtins(verdict), "exit_code": verdict.exit_code}).decode() + "\n")
+    else:
+        style = {"valid": "green", "invalid": "red", "pending": "yellow"}.get(verdict.status, "red")
+        console.print(f"[{style}]{verdict.summary()}[/{style}]", soft_wrap=True, highlight=False, markup=True)
+    raise typer.Exit(verdict.exit_code)
+
+
+async def _audit_stored(game_id: str):
+    from services.adapters.redis_store import connect
+    from services.audit import Verdict
+    from services.audit_store import GameNotFound, audit_game
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    r = connect(url)
+    try:
+        return await audit_game(r, _settings(url), game_id)
+    except GameNotFound as exc:
+        return Verdict(status="error", game_id=game_id, reason=str(exc))
+    except Exception as exc:  # Redis unreachable, unreadable stream: could not run
+        return Verdict(status="error", game_id=game_id, reason=f"{type(exc).__name__}: {exc}")
+    finally:
+        await r.aclose()
+
+
+@app.command("export")
+def export_cmd(game_id: str,
+               out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None) -> None:
+    """Write the game's bundle (questhall-bundle/1 JSON; the seed only once revealed). Exit 2 if not found."""
+    from services.adapters.redis_store import connect
+    from services.audit import encode_bundle
+    from services.audit_store import GameNotFound, export_bundle
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+    async def main() -> dict | None:
+        r = connect(url)
+        try:
+            return await export_bundle(r, _settings(url), game_id)
+        except GameNotFound as exc:
+            err.print(str(exc))
+            return None
+        finally:
+            await r.aclose()
+
+    bundle = anyio.run(main)
+    if bundle is None:
+        raise typer.Exit(2)
+    data = encode_bundle(bundle)
+    if out is not None:
+        out.write_bytes(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
 
 
 def _parts(spec: str, total: int) -> list[int] | None:

@@ -14,9 +14,20 @@ from typing import Any
 
 import anyio
 import msgspec
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from schemas.base import Command
-from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, Outcome, Rejected, StartGame
+from schemas.envelope import (
+    Accepted,
+    CommandEnvelope,
+    CreateGame,
+    JoinSeat,
+    Outcome,
+    Rejected,
+    StartGame,
+)
 from services.adapters.redis_store import CommandBus, Settings
 
 _seq = itertools.count()
@@ -43,10 +54,19 @@ class BusClient:
 
     async def submit(self, title: str, game_id: str, body: Command, seat: int | None = None, *,
                      command_id: str | None = None, expected_version: int | None = None, player: str | None = None) -> Outcome:
-        """Submit ``body`` as ``seat`` and wait for its outcome. Raises NoOutcome on timeout."""
+        """Submit ``body`` as ``seat`` and wait for its outcome. Raises NoOutcome on timeout.
+
+        If Redis is unreachable (a restart), the same command id is sent again until it answers
+        (for up to ``timeout`` s): the first outcome is the only one, so a retry is safe.
+        """
         env = CommandEnvelope(command_id=command_id or new_id("c"), game_id=game_id, title=title, body=body, seat=seat,
                               player=player, expected_version=expected_version, issued_at=int(time.time() * 1000))
-        out = await self.bus.submit(env, self.timeout)
+        out = None
+        async for attempt in AsyncRetrying(retry=retry_if_exception_type((RedisConnectionError, RedisTimeoutError, OSError)),
+                                           wait=wait_exponential(multiplier=0.05, max=1.0),
+                                           stop=stop_after_delay(self.timeout), reraise=True):
+            with attempt:
+                out = await self.bus.submit(env, self.timeout)
         if out is None:
             raise NoOutcome(f"no outcome for command {env.command_id} of game {game_id} within {self.timeout}s")
         return out
@@ -86,10 +106,15 @@ class BusClient:
         return int(await self.r.get(self.keys.rm(game_id, "applied")) or 0)
 
     async def wait_projected(self, game_id: str, version: int, timeout: float | None = None) -> None:
-        """Wait until the read models reach ``version``. Raises NoOutcome on timeout."""
+        """Wait until the read models reach ``version`` (riding out a Redis restart). Raises NoOutcome on timeout."""
         deadline = time.monotonic() + (timeout or self.timeout)
         delay = 0.002
-        while await self.applied(game_id) < version:
+        while True:
+            try:
+                if await self.applied(game_id) >= version:
+                    return
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                pass
             if time.monotonic() > deadline:
                 raise NoOutcome(f"read models of {game_id} did not reach version {version}")
             await anyio.sleep(delay)

@@ -2,8 +2,8 @@
 games of every title played through the bus as a client would, then checks and a table.
 
 Per title it prints games, commands accepted and rejected, events, command latency p50/p99
-(ms, measured at the client from sending to the outcome), and whether replay and rebuild
-were verified. It exits 0 only if every check holds. The demo works in a namespace of its own
+(ms, measured at the client from sending to the outcome), whether replay and rebuild
+were verified, and whether every game passed the audit (services/audit.py). It exits 0 only if every check holds. The demo works in a namespace of its own
 (``demo-<time>``), so it never touches other games on the same server.
 """
 
@@ -23,12 +23,16 @@ from rich.table import Table
 from schemas.envelope import Accepted, StartGame
 from services.adapters.redis_store import EventStore, Settings, connect
 from services.client import BusClient
+from services.gateway.server import gateway_running
 from services.kernel import codec, get_title, titles
 from services.kernel import game as lifecycle
 from services.projector import JSON, rebuild
 from services.runtime import services_running
+from services.sdk import Gateway
 
 MAX_MOVES = 20_000
+SDK_SHARE = 4
+"""Every SDK_SHARE-th game of a title is played through the gateway (HTTP + WebSocket)."""
 
 
 @dataclass
@@ -40,8 +44,11 @@ class TitleStats:
     events: int = 0
     latencies: list[float] = field(default_factory=list)
     replay_ok: int = 0
+    audit_ok: int = 0
     failures: list[str] = field(default_factory=list)
     game_ids: list[str] = field(default_factory=list)
+    sdk_games: int = 0
+    """Games played through the gateway with the SDK."""
 
     def pct(self, q: float) -> float:
         if not self.latencies:
@@ -103,6 +110,21 @@ async def play_bot_game(client: BusClient, name: str, seats: int, rng: random.Ra
     stats.failures.append(f"{gid}: did not finish within {MAX_MOVES} moves")
 
 
+async def play_sdk_game(gw: Gateway, name: str, seats: int, rng: random.Random, stats: TitleStats) -> None:
+    """One bot game through the gateway (HTTP + WebSocket, SDK clients), counted in ``stats``."""
+    from services.sdk import play_bot_game as play_over_gateway
+
+    gid, final, st = await play_over_gateway(gw, name, seats, rng)
+    stats.games += 1
+    stats.game_ids.append(gid)
+    stats.accepted += st.accepted + seats + 2
+    stats.rejected += st.rejected
+    stats.latencies += st.latencies
+    stats.events += final["version"]
+    stats.finished += final["status"] == "finished"
+    stats.sdk_games += 1
+
+
 async def verify_replay(r: Any, settings: Settings, name: str, stats: TitleStats) -> None:
     """Each game's events folded from version 0 give exactly the projected spectator view."""
     store = EventStore(r, settings)
@@ -114,6 +136,18 @@ async def verify_replay(r: Any, settings: Settings, name: str, stats: TitleStats
             stats.replay_ok += 1
         else:
             stats.failures.append(f"{gid}: replayed state differs from the read model")
+
+
+async def verify_audit(r: Any, settings: Settings, stats: TitleStats) -> None:
+    """Each game passes ``questhall audit`` (chain, seed commitment, every command re-decided)."""
+    from services.audit_store import audit_game
+
+    for gid in stats.game_ids:
+        verdict = await audit_game(r, settings, gid)
+        if verdict.ok:
+            stats.audit_ok += 1
+        else:
+            stats.failures.append(f"audit: {verdict.summary()}")
 
 
 async def dump_read_models(r: Any, settings: Settings) -> dict:
@@ -150,8 +184,10 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
     rebuild_ok = False
     started = time.monotonic()
     try:
-        async with services_running(settings, r=r):
+        async with services_running(settings, r=r), gateway_running(settings, services=False, r=r) as port:
             client = BusClient(r, settings)
+            sdk_client = Gateway(f"http://127.0.0.1:{port}")
+            console.print(f"Gateway on http://127.0.0.1:{port}: every {SDK_SHARE}th game is played through it with the SDK.")
             with Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=console, transient=False) as progress:
                 budget = seconds / len(names)
@@ -168,15 +204,22 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                             if games is None and time.monotonic() >= deadline and n > 0:
                                 return
                             rng = random.Random(seed * 1_000_003 + idx * 10_007 + n)
-                            await play_bot_game(client, name, default_seats_for(name, n), rng, stats[name])
+                            if n % SDK_SHARE == SDK_SHARE - 1:
+                                await play_sdk_game(sdk_client, name, default_seats_for(name, n), rng, stats[name])
+                            else:
+                                await play_bot_game(client, name, default_seats_for(name, n), rng, stats[name])
                             progress.advance(task)
 
                     async with anyio.create_task_group() as tg:
                         for _ in range(concurrency):
                             tg.start_soon(runner)
+            await sdk_client.aclose()
             console.print("Verifying replay of every game ...")
             for name in names:
                 await verify_replay(r, settings, name, stats[name])
+            console.print("Auditing every game ...")
+            for name in names:
+                await verify_audit(r, settings, stats[name])
         console.print("Verifying rebuild of every read model ...")
         before = await dump_read_models(r, settings)
         await rebuild(r, settings)
@@ -186,16 +229,17 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
         await r.aclose()
 
     table = Table(title=f"Questhall demo ({time.monotonic() - started:.0f} s, namespace {settings.namespace})")
-    for col in ("title", "games", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild"):
+    for col in ("title", "games", "via gateway", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild", "audit"):
         table.add_column(col, justify="right" if col != "title" else "left")
     ok = rebuild_ok
     for name in names:
         s = stats[name]
         replay = s.replay_ok == s.games and s.games > 0
-        ok = ok and replay and not s.failures and s.finished == s.games
-        table.add_row(name, str(s.games), str(s.finished), str(s.accepted), str(s.rejected), str(s.events),
+        audited = s.audit_ok == s.games and s.games > 0
+        ok = ok and replay and audited and not s.failures and s.finished == s.games
+        table.add_row(name, str(s.games), str(s.sdk_games), str(s.finished), str(s.accepted), str(s.rejected), str(s.events),
                       f"{s.pct(0.5):.1f}", f"{s.pct(0.99):.1f}", "verified" if replay else "FAILED",
-                      "verified" if rebuild_ok else "FAILED")
+                      "verified" if rebuild_ok else "FAILED", "valid" if audited else "FAILED")
     console.print(table)
     for name in names:
         for f in stats[name].failures[:10]:

@@ -14,6 +14,15 @@ import sys
 import structlog
 
 
+class _Stderr:
+    """Writes each line to whatever ``sys.stderr`` is at the time (test runners swap it)."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warning = warn = error = critical = exception = fatal = msg
+
+
 def configure(fmt: str | None = None, level: str | None = None) -> None:
     """Configure structlog once for this process."""
     fmt = fmt or os.environ.get("QUESTHALL_LOG", "auto")
@@ -30,6 +39,6 @@ def configure(fmt: str | None = None, level: str | None = None) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(lvl),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=lambda *args: _Stderr(),
         cache_logger_on_first_use=True,
     )

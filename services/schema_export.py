@@ -11,7 +11,14 @@ from pathlib import Path
 
 import msgspec
 
-from schemas.envelope import Accepted, CommandEnvelope, EventEnvelope, FeedEntry, Rejected, ViewEnvelope
+from schemas.envelope import (
+    Accepted,
+    CommandEnvelope,
+    EventEnvelope,
+    FeedEntry,
+    Rejected,
+    ViewEnvelope,
+)
 from services.kernel import codec, titles
 
 

@@ -31,6 +31,7 @@ from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
 from services.kernel.errors import Rejection
+from services.kernel.hashing import command_hash
 from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
 
@@ -212,8 +213,11 @@ class Worker:
                 await anyio.sleep(random.uniform(0, min(0.002 * attempt, 0.05)))
             game = await self._game(env.game_id)
             seed = self.seeds.get(env.game_id) or await self.store.seed(env.game_id)
-            if seed is None:
-                seed = os.urandom(32) if isinstance(body, CreateGame) and game.version == 0 else b"\0" * 32
+            if seed is None and game.version > 0:
+                # never decide (or reveal) with a made-up seed: the command fails and is parked
+                raise RuntimeError(f"game {env.game_id!r} has events but no stored seed")
+            if seed is None:  # a new game gets its seed; any other command is refused (no_such_game)
+                seed = os.urandom(32) if isinstance(body, CreateGame) else b"\0" * 32
             chance = self.chance_override.get(env.game_id) or lifecycle.chance_for(game, seed)
             try:
                 bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
@@ -223,7 +227,7 @@ class Worker:
                 blog.info("stale_state_rejection", decided_at=game.version)
                 self.cache.pop(env.game_id, None)
                 continue
-            envs = stamp(game, bodies, env.command_id, now_ms())
+            envs = stamp(game, bodies, env.command_id, now_ms(), command_hash(cmd))
             after = lifecycle.fold(self.title, envs, game)
             out = Accepted(command_id=env.command_id, game_id=env.game_id, version=after.version, events=len(envs))
             tag, val = await self.store.append(before=game, after=after, events=envs, outcome=out, stream=stream,

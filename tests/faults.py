@@ -17,8 +17,9 @@
 At the end (services alive again, chaos stopped) it checks, with deadlines, no sleeps: every
 command has exactly one outcome, the same one every time it was observed, and the stored one;
 every accepted command's events are in its game's stream, each event belongs to an accepted
-command (losses = 0, phantoms = 0); every game's stream is gap-free, hash-chained and replays
-to its projected spectator view; no pending entry is left in any consumer group; and after
+command (losses = 0, phantoms = 0); every game's stream is gap-free and hash-chained, passes
+``questhall audit`` (``services.audit_store.audit_game``: seed commitment, every command
+re-decided) with ``valid``, and replays to its projected spectator view; no pending entry is left in any consumer group; and after
 stopping the projectors a full rebuild gives byte-identical read models.
 """
 
@@ -40,6 +41,7 @@ import anyio
 
 from schemas.envelope import Accepted, CommandEnvelope, Outcome
 from services.adapters.redis_store import EventStore, Settings, connect, decode_outcome
+from services.audit_store import audit_game
 from services.client import BusClient, NoOutcome, new_id
 from services.demo import JSON, TitleStats, dump_read_models, play_bot_game
 from services.embedded import ServerProcess, _die_with_parent
@@ -76,6 +78,8 @@ class Counts:
     phantoms: int = 0
     outcome_mismatches: int = 0
     chain_bad: int = 0
+    audited: int = 0
+    audit_bad: int = 0
     replay_bad: int = 0
     pending_left: int = 0
     rebuild_equal: bool = False
@@ -83,7 +87,7 @@ class Counts:
 
     def ok(self) -> bool:
         return (not self.failures and self.losses == 0 and self.phantoms == 0 and self.outcome_mismatches == 0
-                and self.chain_bad == 0 and self.replay_bad == 0 and self.pending_left == 0 and self.rebuild_equal
+                and self.chain_bad == 0 and self.audit_bad == 0 and self.replay_bad == 0 and self.pending_left == 0 and self.rebuild_equal
                 and self.games == self.games_finished > 0)
 
     def summary(self) -> str:
@@ -405,6 +409,11 @@ async def check(r: Any, settings: Settings, client: ChaosClient, counts: Counts,
                 counts.losses += 1
                 counts.failures.append(f"{gid}: accepted {cid} -> {acc}, events at {by_cmd.get(cid)}")
         counts.phantoms += len([cid for cid in by_cmd if cid not in mine])
+        verdict = await audit_game(r, settings, gid)  # chain, seed commitment, every command re-decided
+        counts.audited += 1
+        if verdict.status != "valid":
+            counts.audit_bad += 1
+            counts.failures.append(f"{gid}: audit {verdict.status}: {verdict.reason}")
         game = lifecycle.fold(c.title, events)
         if await r.get(k.view(gid, None)) != JSON.encode(lifecycle.view(c.title, game, None)):
             counts.replay_bad += 1

@@ -9,6 +9,7 @@ import pytest
 from schemas.envelope import Accepted, CommandEnvelope, Rejected
 from services.adapters.redis_store import ENC, EventStore, GroupReader, connect
 from services.client import BusClient
+from services.demo import dump_read_models
 from services.kernel import codec, fold, get_title
 from services.kernel.errors import CorruptEvent
 from services.runtime import services_running
@@ -184,25 +185,6 @@ def test_snapshot_plus_tail_equals_full_replay(settings):
     anyio.run(main)
 
 
-async def _dump_read_models(r, settings) -> dict:
-    out = {}
-    k = settings.keys
-    for pat in [k.rm_pattern(p) for p in range(settings.partitions)] + [k.lobby_pattern()]:
-        async for key in r.scan_iter(match=pat):
-            if b":applied:" in key:
-                continue  # lobby dedupe bookkeeping
-            t = (await r.type(key)).decode()
-            if t == "string":
-                out[key] = await r.get(key)
-            elif t == "stream":
-                out[key] = await r.xrange(key)
-            elif t == "hash":
-                out[key] = sorted((await r.hgetall(key)).items())
-            elif t == "zset":
-                out[key] = await r.zrange(key, 0, -1, withscores=True)
-    return out
-
-
 def test_rebuild_gives_byte_identical_read_models(settings):
     from services.projector import rebuild
 
@@ -217,10 +199,10 @@ def test_rebuild_gives_byte_identical_read_models(settings):
             for g, v in last:
                 await c.wait_projected(g, v)
         r = connect(settings.url)
-        before = await _dump_read_models(r, settings)
+        before = await dump_read_models(r, settings)
         assert len(before) > 20
         assert await rebuild(r, settings) == 5
-        after = await _dump_read_models(r, settings)
+        after = await dump_read_models(r, settings)
         assert after == before
         await r.aclose()
 

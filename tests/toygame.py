@@ -133,5 +133,11 @@ def _random_bot(view: ToyView, seat: int, rng) -> Command:
     return rng.choice([Add(n=1), Add(n=2), Add(n=3), Roll()])
 
 
+def _upcast_bumped(body: dict) -> dict:
+    """``toy.bumped`` (rules version 0: ``{seat, amount, total}``) became ``toy.added`` ``{seat, n, total}``."""
+    return {"type": "toy.added", "seat": body["seat"], "n": body["amount"], "total": body["total"]}
+
+
 Toy.bots = {"random": _random_bot}
+Toy.upcasters = {"toy.bumped": _upcast_bumped}
 TOY = register(Toy())

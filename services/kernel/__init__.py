@@ -3,7 +3,14 @@
 No I/O, no Redis, no clock (../shared/DESIGN.md layer 2).
 """
 
-from services.kernel.chance import RNG_ALGORITHM, Chance, ScriptedChance, SeededChance, derive_key, seed_commitment
+from services.kernel.chance import (
+    RNG_ALGORITHM,
+    Chance,
+    ScriptedChance,
+    SeededChance,
+    derive_key,
+    seed_commitment,
+)
 from services.kernel.decider import Bot, Title
 from services.kernel.errors import ContentError, CorruptEvent, Rejection
 from services.kernel.game import Game, chance_for, decide, evolve, fold, new_game, redact, view

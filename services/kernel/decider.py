@@ -51,6 +51,9 @@ class Title(Generic[S]):
     event_types: ClassVar[tuple[type[Event], ...]]
     bots: ClassVar[dict[str, Bot]] = {}
     """Named bots, e.g. ``{"random": ..., "greedy": ...}``."""
+    upcasters: ClassVar[dict[str, Callable[[dict], dict]]] = {}
+    """Upcasters by stored tag: ``fn(old event body as builtins) -> newer body`` (may change the
+    tag). Applied, repeatedly, only to a stored event that no longer decodes as the current union."""
 
     def initial_state(self, options: Any, seats: int) -> S:
         raise NotImplementedError

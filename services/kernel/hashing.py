@@ -2,6 +2,8 @@
 
 ``hash = SHA-256(canonical(envelope without 'hash'))`` where ``canonical`` is msgspec JSON with
 object keys sorted (UTF-8, no whitespace). ``prev_hash`` of version 1 is :data:`GENESIS`.
+``command_hash = SHA-256(canonical(command envelope))`` of the accepted command that caused the
+event, so a command record cannot be altered without breaking the chain.
 Source: issue 7 ("Hash chain"); ../shared/DESIGN.md "Fairness and audit".
 """
 
@@ -11,7 +13,7 @@ import hashlib
 
 import msgspec
 
-from schemas.envelope import EventEnvelope
+from schemas.envelope import CommandEnvelope, EventEnvelope
 
 GENESIS = "0" * 64
 
@@ -31,3 +33,13 @@ def event_hash(envelope: EventEnvelope) -> str:
 def seal(envelope: EventEnvelope) -> EventEnvelope:
     """The envelope with its ``hash`` filled in."""
     return msgspec.structs.replace(envelope, hash=event_hash(envelope))
+
+
+def canonical_builtins(data: object) -> bytes:
+    """Canonical bytes of builtins (dicts, lists, str, int, float, bool, None): sorted-key JSON."""
+    return msgspec.json.encode(data, order="sorted")
+
+
+def command_hash(command: CommandEnvelope) -> str:
+    """Hex SHA-256 of the canonical JSON (sorted keys) of a command envelope (body decoded)."""
+    return hashlib.sha256(canonical_builtins(msgspec.to_builtins(command))).hexdigest()

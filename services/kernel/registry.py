@@ -67,18 +67,46 @@ class Codec:
         return (self._cmd_body_json if json else self._cmd_body).decode(raw)
 
     def decode_event(self, data: bytes, *, game_id: str = "?", version: int | None = None, json: bool = False) -> EventEnvelope:
-        """Decode one stored event envelope. Raises :class:`CorruptEvent` naming game and version."""
+        """Decode one stored event envelope, upcasting an older shape if the title has an upcaster.
+
+        Raises :class:`CorruptEvent` naming game and version when neither works.
+        """
         try:
             return (self._event_json if json else self._event_msgpack).decode(data)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            first = str(exc)
+        try:
+            raw = msgspec.json.decode(data) if json else msgspec.msgpack.decode(data)
+        except msgspec.DecodeError as exc:
             raise CorruptEvent(game_id, version, str(exc)) from None
+        return self.convert_event(raw, game_id=game_id, version=version, _first_error=first)
 
-    def convert_event(self, obj: Any, *, game_id: str = "?", version: int | None = None) -> EventEnvelope:
-        """Convert builtins (e.g. parsed JSON of a bundle) to an event envelope."""
+    def upcast(self, body: Any) -> Any:
+        """Apply the title's upcasters to a body (builtins) until its tag has none (at most 16 steps)."""
+        for _ in range(16):
+            tag = body.get("type") if isinstance(body, dict) else None
+            fn = self.title.upcasters.get(tag) if tag is not None else None
+            if fn is None:
+                return body
+            body = fn(dict(body))
+        return body
+
+    def convert_event(self, obj: Any, *, game_id: str = "?", version: int | None = None, _first_error: str | None = None) -> EventEnvelope:
+        """Convert builtins (e.g. parsed JSON of a bundle) to an event envelope, upcasting the body.
+
+        Raises :class:`CorruptEvent` naming game and version.
+        """
         try:
             return msgspec.convert(obj, EventEnvelope[self.event_union])
         except msgspec.ValidationError as exc:
-            raise CorruptEvent(game_id, version, str(exc)) from None
+            err = _first_error or str(exc)
+        if isinstance(obj, dict) and self.title.upcasters and isinstance(obj.get("body"), dict):
+            up = dict(obj, body=self.upcast(obj["body"]))
+            try:
+                return msgspec.convert(up, EventEnvelope[self.event_union])
+            except msgspec.ValidationError as exc:
+                err = f"{err}; after upcasting: {exc}"
+        raise CorruptEvent(game_id, version, err)
 
 
 _TITLES: dict[str, Title] = {}

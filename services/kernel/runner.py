@@ -16,17 +16,22 @@ from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
 from services.kernel.decider import Title
 from services.kernel.errors import Rejection
-from services.kernel.hashing import seal
+from services.kernel.hashing import command_hash, seal
 
 
-def stamp(game: lifecycle.Game, bodies: Sequence[Event], command_id: str, recorded_at: int) -> list[EventEnvelope]:
-    """Envelopes for ``bodies`` following ``game``: versions ``game.version+1..``, chained hashes."""
+def stamp(game: lifecycle.Game, bodies: Sequence[Event], command_id: str, recorded_at: int,
+          command_hash: str = "") -> list[EventEnvelope]:
+    """Envelopes for ``bodies`` following ``game``: versions ``game.version+1..``, chained hashes.
+
+    ``command_hash``: :func:`services.kernel.hashing.command_hash` of the causing command
+    (every writer passes it; the audit requires it).
+    """
     out: list[EventEnvelope] = []
     prev = game.last_hash
     for i, body in enumerate(bodies):
         env = seal(EventEnvelope(
             game_id=game.game_id, version=game.version + 1 + i, body=body,
-            command_id=command_id, recorded_at=recorded_at, prev_hash=prev,
+            command_id=command_id, recorded_at=recorded_at, prev_hash=prev, command_hash=command_hash,
         ))
         out.append(env)
         prev = env.hash
@@ -38,7 +43,9 @@ class LocalGame:
 
     ``seed``: the 32-byte secret seed (default: from the OS CSPRNG). ``chance``: override the
     seeded chance (scenarios and tests only). Outcomes are kept per command id, so a repeated
-    command id returns its first outcome, as on Redis.
+    command id returns its first outcome, as on Redis. ``commands`` holds the accepted commands
+    that appended events as ``(version before, version after, envelope)``, like the Redis
+    command stream (what an audit bundle needs).
     """
 
     def __init__(self, title: Title, game_id: str = "local", seed: bytes | None = None, chance: Chance | None = None) -> None:
@@ -47,6 +54,7 @@ class LocalGame:
         self.game = lifecycle.new_game(game_id, title.name)
         self.events: list[EventEnvelope] = []
         self.outcomes: dict[str, Outcome] = {}
+        self.commands: list[tuple[int, int, CommandEnvelope]] = []
         self._chance = chance
         self._n = 0
         self.clock = 0
@@ -68,10 +76,13 @@ class LocalGame:
             self.outcomes[cid] = out
             return out
         self.clock += 1
-        envs = stamp(self.game, bodies, cid, self.clock)
+        envs = stamp(self.game, bodies, cid, self.clock, command_hash(env))
+        before = self.game.version
         for e in envs:
             self.game = lifecycle.evolve(self.title, self.game, e)
         self.events.extend(envs)
+        if envs:
+            self.commands.append((before, self.game.version, env))
         out = Accepted(command_id=cid, game_id=self.game.game_id, version=self.game.version, events=len(envs))
         self.outcomes[cid] = out
         return out

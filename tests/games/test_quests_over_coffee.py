@@ -207,6 +207,20 @@ def test_last_in_first_out_item_resolves_before_the_damage():
     assert dead.party.health == (0,) and dead.defeated and dead.phase == "over" and rules.score(dead) == 0
 
 
+def test_fail_damage_lands_before_the_special_heal_so_zero_health_defeats():
+    """Rulebook "Resolving a Quest" 2 and 5: the Fail event occurs, the Special also occurs;
+    "Health" 1: running out of Health defeats. Only an item resolves before the damage (Items 3),
+    so a Special heal does not undo a Fail that takes the last Health."""
+    s = with_party(started(), health=(2,))
+    s = msgspec.structs.replace(s, active="rat-in-the-pantry")  # Fail <= 8: health -2; [PAIR]: health +1
+    s, _ = play(s, 0, Roll(), dice(1, 1, 2))
+    dead, events = play(s, 0, Accept())
+    assert events[0].special and events[0].band == "fail"
+    assert dead.party.health == (0,) and dead.defeated and dead.phase == "over" and rules.score(dead) == 0
+    saved, _ = play(s, 0, Accept(respond=["healing-scone"]))
+    assert saved.party.health == (3,) and not saved.defeated  # 2 + 2, then -2, then +1
+
+
 def test_item_at_max_health_is_wasted_because_it_resolves_first():
     s = with_party(started(), health=(5,))
     s = msgspec.structs.replace(s, active="rude-customer")

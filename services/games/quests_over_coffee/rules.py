@@ -327,22 +327,32 @@ def _accept(state: QocState, seat: int, cmd: Accept, chance: Chance) -> list[Eve
     effects: list[Effect] = list(quest.on_fail if b == "fail" else quest.on_success if b == "success" else ())
     if special:
         effects += quest.on_special
-    for op in ("health", "luck"):
-        total_op = sum(e.n for e in effects if e.op == op)
-        if total_op or op in cmd.to_partner:
-            mine, theirs = _split(state, op, total_op, cmd.to_partner)
-            d.add(seat, op, mine)
-            if state.mode == "coop":
-                d.add(1 - seat, op, theirs)
-    money = sum(e.n for e in effects if e.op == "money")
-    if money:
-        d.add(seat, "money", money)
-    for e in effects:
-        if e.op == "item":
-            d.add(seat, "item", e.n)
+    # Solo: the Fail/Success event, then the Special event, each applied (and clamped) in turn;
+    # running out of Health after either is a defeat (Resolving a Quest 2-5, Health 1). Co-op:
+    # the Leader splits the summed health/luck change (R4), applied once (R12).
+    stages = [effects] if state.mode == "coop" else [effects[:len(effects) - len(quest.on_special) * special],
+                                                     list(quest.on_special) if special else []]
+    out_of_health = False
+    for stage in stages:
+        for op in ("health", "luck"):
+            total_op = sum(e.n for e in stage if e.op == op)
+            if total_op or op in cmd.to_partner:
+                mine, theirs = _split(state, op, total_op, cmd.to_partner)
+                d.add(seat, op, mine)
+                if state.mode == "coop":
+                    d.add(1 - seat, op, theirs)
+        money = sum(e.n for e in stage if e.op == "money")
+        if money:
+            d.add(seat, "money", money)
+        for e in stage:
+            if e.op == "item":
+                d.add(seat, "item", e.n)
+        out_of_health = any(h <= 0 for h in d.health)
+        if out_of_health:
+            break
     comps = list(state.comp_deck) + ([state.companion] if state.companion else [])
     party = d.party()
-    defeated = any(h <= 0 for h in party.health)
+    defeated = out_of_health
     out: list[Event] = [QuestResolved(quest=quest.id, total=total, band=b, special=special,  # type: ignore[arg-type]
                                       responded=list(cmd.respond), item_deck=d.item_deck,
                                       companions=comps, party=party, defeated=defeated)]

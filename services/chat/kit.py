@@ -1,0 +1,108 @@
+"""Dispatch of the chat kit to the title grammars, and the words every title shares.
+
+Shared words: ``help`` (the title's grammar), ``moves`` (the seat's legal commands, as text),
+``hint`` (a bot's suggestion), ``view``, ``start``, ``leave`` (lobby only), ``abandon``,
+``quit``. They parse to an :class:`Action`; everything else is the title's grammar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from schemas.base import Command
+from schemas.envelope import AbandonGame
+from services.chat import orion_duel, questeros, quests_over_coffee
+from services.chat.common import ChatError
+
+GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "quests_over_coffee": quests_over_coffee}
+ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
+COMMON_HELP = ("Also: help, moves (your legal moves), hint (a bot's suggestion), view, start, "
+               "abandon, quit.")
+
+__all__ = ["Action", "ChatError", "format_command", "help_text", "parse", "render_event", "render_view"]
+
+
+@dataclass(frozen=True)
+class Action:
+    """A word that is not a game command: ``help``, ``moves``, ``hint``, ``view``, ``start``, ``quit``."""
+
+    name: str
+
+
+def _grammar(title: str) -> Any:
+    try:
+        return GRAMMARS[title]
+    except KeyError:
+        raise ChatError(f"There is no chat grammar for {title!r}.") from None
+
+
+def parse(title: str, text: str, view: dict | None = None, seat: int | None = None) -> Command | Action:
+    """A chat line as a command of ``title`` (or an Action).
+
+    ``view``: the seat's view envelope (JSON dict), used to resolve short names (e.g. a tile
+    kind to the first such tile left). Raises :class:`ChatError` with a helpful sentence.
+    """
+    words = text.strip().lower().split()
+    if not words:
+        raise ChatError("Say something: try `help`.")
+    head = words[0]
+    if head in ("help", "?", "moves", "hint", "view", "start", "quit", "exit") and len(words) == 1:
+        return Action({"?": "help", "exit": "quit"}.get(head, head))
+    if head == "abandon":
+        return AbandonGame(reason=" ".join(words[1:])[:200])
+    inner = (view or {}).get("view") if view else None
+    return _grammar(title).parse(words, inner, seat)
+
+
+def format_command(title: str, cmd: Command) -> str:
+    """The chat line that parses back to ``cmd``."""
+    if isinstance(cmd, AbandonGame):
+        return "abandon"
+    return _grammar(title).format(cmd)
+
+
+def help_text(title: str) -> str:
+    """The grammar of ``title`` in a few lines."""
+    return _grammar(title).HELP + "\n" + COMMON_HELP
+
+
+def render_view(title: str, env: dict, seat: int | None = None) -> str:
+    """A view envelope (JSON dict) as a short text for a chat message."""
+    names = [s.get("name") or f"seat {s['seat']}" for s in env.get("seats", [])]
+    head = f"{title} {env['game_id']} v{env['version']} {env['status']}"
+    if env["status"] == "lobby":
+        open_seats = [i for i, s in enumerate(env["seats"]) if s.get("name") is None]
+        return f"{head}: seats {', '.join(names)}" + (f"; open {open_seats}" if open_seats else "; ready to start")
+    if env.get("result"):
+        r = env["result"]
+        return f"{head}: {r.get('summary') or 'over'} (winners {[names[w] for w in r['winners']]})"
+    if env.get("view") is None:
+        return head
+    body = _grammar(title).render_view(env["view"], seat, names)
+    to_move = env.get("to_move") or []
+    turn = "your move" if seat is not None and seat in to_move else f"waiting for {', '.join(names[s] for s in to_move)}" if to_move else ""
+    return f"{head}; {turn}\n{body}" if turn else f"{head}\n{body}"
+
+
+def render_event(title: str, entry: dict, names: list[str] | None = None) -> str:
+    """One feed entry (JSON dict) as one short line."""
+    b = entry["body"]
+    t = b["type"]
+    n = names or []
+
+    def who(s: int | None) -> str:
+        return "nobody" if s is None else (n[s] if s < len(n) and n[s] else f"seat {s}")
+
+    life = {
+        "game_created": lambda: f"game created: {b['seats']} seats",
+        "seat_joined": lambda: f"{b['name']} took seat {b['seat']}",
+        "seat_left": lambda: f"seat {b['seat']} left",
+        "game_started": lambda: "the game started",
+        "game_abandoned": lambda: f"game abandoned by {who(b.get('seat'))}",
+        "game_finished": lambda: f"game over: {b['result'].get('summary', '')}",
+        "seed_revealed": lambda: "seed revealed (audit it with questhall audit)",
+    }
+    if t in life:
+        return f"v{entry['version']} {life[t]()}"
+    return f"v{entry['version']} " + _grammar(title).render_event(b, who)

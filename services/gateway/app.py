@@ -1,0 +1,347 @@
+"""The Litestar app of the gateway: routes, error mapping, OpenAPI, WebSockets.
+
+Handlers only decode, call :class:`~services.gateway.service.GatewayService` and encode. Read
+models are passed through as stored (JSON bytes). Every error body is an
+:class:`~schemas.gateway.ErrorBody`; an unexpected failure is a 500 ``internal_error`` with no
+detail (logged server side, without tokens). Routes: docs/gateway.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import structlog
+from litestar import Litestar, Request, Response, Router, get, post
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.params import Parameter
+
+from schemas.envelope import FeedEntry, Result, ViewEnvelope
+from schemas.gateway import (
+    CommandAccepted,
+    CommandRequest,
+    CreateGameRequest,
+    ErrorBody,
+    GameCreatedReply,
+    JoinRequest,
+    LobbyGame,
+    LobbyPage,
+    RebuildReply,
+    SeatGrant,
+    TitleInfo,
+)
+from services.adapters.redis_store import Settings, connect
+from services.audit import Verdict
+from services.gateway.config import GatewayConfig
+from services.gateway.metrics import CONTENT_TYPE, Metrics
+from services.gateway.service import ApiError, GatewayService
+from services.gateway.wire import AnyCommand, AnyEvent, AnyView
+from services.gateway.ws import seat_socket, spectator_socket
+
+log = structlog.get_logger("questhall.gateway")
+
+JSON_MEDIA = "application/json"
+CODE_BY_STATUS = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+                  405: "method_not_allowed", 413: "body_too_large", 415: "unsupported_media_type",
+                  429: "rate_limited"}
+SEAT_AUTH = [{"seat_token": []}]
+ADMIN_AUTH = [{"admin_token": []}]
+AuthHeader = Annotated[str | None, Parameter(header="Authorization", required=False, description="Bearer <token>")]
+
+
+def _errors(*codes: int) -> dict[int, ResponseSpec]:
+    return {c: ResponseSpec(data_container=ErrorBody, description="Error: {code, message}", generate_examples=False)
+            for c in (400, *codes)}
+
+
+def _bearer(value: str | None) -> str | None:
+    if value and value[:7].lower() == "bearer ":
+        return value[7:].strip()
+    return value or None
+
+
+def provide_gw(state: State) -> GatewayService:
+    """The app's service (created at startup)."""
+    return state.gw
+
+
+def _json(raw: bytes, status: int = 200) -> Response[bytes]:
+    return Response(content=raw, media_type=JSON_MEDIA, status_code=status)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public routes
+
+
+@get("/titles", responses=_errors(), summary="List titles with their seat counts and option defaults")
+async def list_titles(gw: GatewayService) -> list[TitleInfo]:
+    return gw.title_infos
+
+
+@post("/games", status_code=201, responses=_errors(404, 409, 422, 504), summary="Create a game")
+async def create_game(data: CreateGameRequest, gw: GatewayService) -> GameCreatedReply:
+    return await gw.create(data.title, data.seats, data.options, data.game_id)
+
+
+@get("/games/{game_id:str}", responses=_errors(404), summary="A game's lobby entry (status, seats, names)")
+async def get_game(game_id: str, gw: GatewayService) -> LobbyGame:
+    return await gw.game(game_id)
+
+
+@post("/games/{game_id:str}/join", status_code=201, responses=_errors(404, 409, 422, 504),
+      summary="Take a seat; returns the seat token")
+async def join_game(game_id: str, data: JoinRequest, gw: GatewayService) -> SeatGrant:
+    return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id)
+
+
+@get("/games/{game_id:str}/view", responses=_errors(404), summary="The spectator view",
+     response_description="ViewEnvelope with the title's view (no hidden information)")
+async def spectator_view(game_id: str, gw: GatewayService) -> Response[ViewEnvelope[AnyView]]:
+    gw.check_game_id(game_id)
+    return _json(await gw.view(game_id, None))
+
+
+@get("/games/{game_id:str}/feed", responses=_errors(404), summary="The spectator event feed after a version")
+async def spectator_feed(game_id: str, gw: GatewayService, after: Annotated[int, Parameter(ge=0)] = 0,
+                         limit: Annotated[int, Parameter(ge=1, le=1000)] = 200) -> Response[list[FeedEntry[AnyEvent]]]:
+    return _json(await gw.feed(game_id, None, after, limit))
+
+
+@get("/games/{game_id:str}/result", responses=_errors(404), summary="A finished game's result")
+async def game_result(game_id: str, gw: GatewayService) -> Response[Result]:
+    return _json(await gw.result(game_id))
+
+
+@get("/lobby", responses=_errors(404), summary="Open, running or finished games, newest first")
+async def lobby(gw: GatewayService, title: str | None = None,
+                status: Annotated[str, Parameter(description="open, running, finished or abandoned")] = "open",
+                limit: Annotated[int, Parameter(ge=1, le=500)] = 50) -> LobbyPage:
+    return LobbyPage(games=await gw.lobby(title, status, limit))
+
+
+# ---------------------------------------------------------------------------------------------
+# Seat routes (the token's game and seat must match the path)
+
+
+@post("/games/{game_id:str}/seats/{seat:int}/start", status_code=200, security=SEAT_AUTH,
+      responses=_errors(401, 403, 404, 409, 422, 429, 504), summary="Start the game (any seated player)")
+async def start_game(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> CommandAccepted:
+    return await gw.start(gw.claims(_bearer(authorization), game_id, seat))
+
+
+@post("/games/{game_id:str}/seats/{seat:int}/commands", status_code=200, security=SEAT_AUTH,
+      responses=_errors(401, 403, 404, 409, 422, 429, 504),
+      summary="Submit a command as the seat; waits for the outcome")
+async def submit_command(game_id: str, seat: int, data: CommandRequest[AnyCommand], gw: GatewayService,
+                         authorization: AuthHeader = None) -> CommandAccepted:
+    claims = gw.claims(_bearer(authorization), game_id, seat)
+    return await gw.command(claims, data.command, data.command_id, data.expected_version)
+
+
+@get("/games/{game_id:str}/seats/{seat:int}/view", security=SEAT_AUTH, responses=_errors(401, 403, 404),
+     summary="The seat's view (its own hidden information only)")
+async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> Response[ViewEnvelope[AnyView]]:
+    gw.claims(_bearer(authorization), game_id, seat)
+    return _json(await gw.view(game_id, seat))
+
+
+@get("/games/{game_id:str}/seats/{seat:int}/feed", security=SEAT_AUTH, responses=_errors(401, 403, 404),
+     summary="The seat's event feed after a version (redacted for the seat)")
+async def seat_feed(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None,
+                    after: Annotated[int, Parameter(ge=0)] = 0,
+                    limit: Annotated[int, Parameter(ge=1, le=1000)] = 200) -> Response[list[FeedEntry[AnyEvent]]]:
+    gw.claims(_bearer(authorization), game_id, seat)
+    return _json(await gw.feed(game_id, seat, after, limit))
+
+
+# ---------------------------------------------------------------------------------------------
+# Audit (docs/fairness.md): public for finished or abandoned games, any game for the admin.
+
+
+async def _audit_call(fn: Any, gw: GatewayService, game_id: str) -> Any:
+    from services.audit_store import GameNotFound, NotFinished
+
+    gw.check_game_id(game_id)
+    try:
+        return await fn(gw.r, gw.settings, game_id)
+    except GameNotFound:
+        raise ApiError(404, "no_such_game", f"There is no game {game_id!r}.") from None
+    except NotFinished:
+        raise ApiError(409, "game_not_over", "A game can be audited or exported publicly once it is finished or abandoned.") from None
+
+
+@get("/games/{game_id:str}/audit", responses=_errors(404, 409), summary="Audit a finished or abandoned game")
+async def public_game_audit(game_id: str, gw: GatewayService) -> Verdict:
+    """Checks the hash chain, the revealed seed against its commitment and re-decides every command."""
+    from services.audit_store import public_audit
+
+    return await _audit_call(public_audit, gw, game_id)
+
+
+@get("/games/{game_id:str}/bundle", responses=_errors(404, 409), summary="A finished or abandoned game's bundle (questhall-bundle/1)")
+async def public_game_bundle(game_id: str, gw: GatewayService) -> dict[str, Any]:
+    """The self-contained bundle: verify it offline with ``questhall audit --file``."""
+    from services.audit_store import public_bundle
+
+    return await _audit_call(public_bundle, gw, game_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# Admin routes (admin token)
+
+
+@get("/games/{game_id:str}/audit", security=ADMIN_AUTH, responses=_errors(401, 403, 404),
+     summary="Audit any game (admin; pending while its seed is secret)")
+async def admin_game_audit(game_id: str, gw: GatewayService, authorization: AuthHeader = None) -> Verdict:
+    from services.audit_store import audit_game
+
+    gw.check_admin(_bearer(authorization))
+    return await _audit_call(audit_game, gw, game_id)
+
+
+@post("/rebuild", status_code=200, security=ADMIN_AUTH, responses=_errors(401, 403),
+      summary="Drop every read model and replay every game (admin)")
+async def rebuild_read_models(gw: GatewayService, authorization: AuthHeader = None) -> RebuildReply:
+    from services.projector import rebuild
+
+    gw.check_admin(_bearer(authorization))
+    return RebuildReply(games=await rebuild(gw.r, gw.settings))
+
+
+admin_router = Router(path="/admin", route_handlers=[rebuild_read_models, admin_game_audit], tags=["admin"])
+"""Admin endpoints, each guarded by ``check_admin`` (``QUESTHALL_ADMIN_TOKEN``)."""
+
+
+@get("/metrics", include_in_schema=False)
+async def metrics(gw: GatewayService) -> Response[bytes]:
+    await gw.refresh_lag()
+    return Response(content=gw.metrics.render(), media_type=CONTENT_TYPE)
+
+
+@get("/health", include_in_schema=False)
+async def health(gw: GatewayService) -> dict[str, str]:
+    await gw.r.ping()
+    return {"status": "ok"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+def _error(status: int, body: ErrorBody, headers: dict[str, str] | None = None) -> Response[ErrorBody]:
+    return Response(content=body, status_code=status, media_type=JSON_MEDIA, headers=headers)
+
+
+def on_api_error(_: Request, exc: ApiError) -> Response[ErrorBody]:
+    return _error(exc.status, ErrorBody(code=exc.code, message=exc.message, command_id=exc.command_id, version=exc.version),
+                  exc.headers or None)
+
+
+def on_validation_error(_: Request, exc: ValidationException) -> Response[ErrorBody]:
+    detail = ""
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    if extra and isinstance(extra[0], dict):
+        e = extra[0]
+        where = f" ({e.get('source', 'body')} {e['key']})" if e.get("key") else ""
+        detail = f"{e.get('message', '')}{where}"
+    msg = f"The request is invalid: {detail}." if detail else "The request is invalid."
+    return _error(400, ErrorBody(code="invalid_request", message=msg[:500]))
+
+
+def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
+    status = exc.status_code
+    if status >= 500:
+        log.error("gateway_http_error", status=status)
+        return _error(500, ErrorBody(code="internal_error", message="The gateway failed; the error is logged."))
+    code = CODE_BY_STATUS.get(status, "bad_request")
+    msg = {413: "The request body is larger than the gateway accepts.",
+           404: "There is no such endpoint.",
+           405: "This endpoint does not accept that method.",
+           400: "The request is invalid (malformed JSON or parameters)."}.get(status, f"The request was refused ({status}).")
+    return _error(status, ErrorBody(code=code, message=msg), dict(exc.headers or {}) or None)
+
+
+def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
+    from services.worker import _is_connection_error
+
+    if _is_connection_error(exc):
+        log.warning("gateway_redis_unavailable", error_type=type(exc).__name__)
+        return _error(503, ErrorBody(code="unavailable", message="The backend store is unavailable; retry shortly."))
+    log.error("gateway_internal_error", error_type=type(exc).__name__, exc_info=exc)
+    return _error(500, ErrorBody(code="internal_error", message="The gateway failed; the error is logged."))
+
+
+# ---------------------------------------------------------------------------------------------
+# App
+
+
+def create_app(settings: Settings | None = None, config: GatewayConfig | None = None, *, r: Any = None,
+               metrics_: Metrics | None = None) -> Litestar:
+    """The gateway app for ``settings`` (Redis, namespace) and ``config`` (keys, limits).
+
+    ``r``: an existing redis-py asyncio client to share (else one is connected at startup and
+    closed at shutdown). Without configured token keys a random one is generated (logged once).
+    """
+    settings = settings or Settings()
+    config = (config or GatewayConfig()).with_keys()
+    mets = metrics_ or Metrics()
+    if config.generated_key:
+        log.warning("gateway_generated_token_key",
+                    note="QUESTHALL_TOKEN_KEYS is not set: a random signing key was generated; seat tokens "
+                         "stop working when this process stops and are not accepted by other replicas")
+
+    async def startup(app: Litestar) -> None:
+        client = r if r is not None else connect(settings.url)
+        app.state.gw = GatewayService(client, settings, config, mets)
+        app.state.own_redis = r is None
+
+    async def shutdown(app: Litestar) -> None:
+        gw = app.state.get("gw")
+        if gw is not None and app.state.own_redis:
+            await gw.r.aclose()
+
+    v1 = Router(path="/v1", route_handlers=[
+        list_titles, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
+        public_game_audit, public_game_bundle,
+        start_game, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
+    ])
+    openapi = OpenAPIConfig(
+        title="Questhall gateway", version="1.0.0",
+        description="HTTP API of Questhall for chat bots and mobile clients. WebSockets and error codes: docs/gateway.md.",
+        components=Components(security_schemes={
+            "seat_token": SecurityScheme(type="http", scheme="bearer", description="Seat token from POST /v1/games/{id}/join"),
+            "admin_token": SecurityScheme(type="http", scheme="bearer", description="QUESTHALL_ADMIN_TOKEN"),
+        }),
+        path="/schema",
+    )
+    return Litestar(
+        route_handlers=[v1, metrics, health],
+        dependencies={"gw": Provide(provide_gw, sync_to_thread=False)},
+        exception_handlers={ApiError: on_api_error, ValidationException: on_validation_error,
+                            HTTPException: on_http_error, Exception: on_internal_error},
+        on_startup=[startup], on_shutdown=[shutdown],
+        openapi_config=openapi,
+        request_max_body_size=config.max_body,
+        state=State({"config": config, "settings": settings}),
+        debug=False,
+    )
+
+
+def openapi_document(app: Litestar | None = None) -> dict:
+    """The OpenAPI document of the gateway (a dict, JSON-ready)."""
+    app = app or create_app(Settings(url="redis://unused"), GatewayConfig(token_keys=(b"x",)))
+    return app.openapi_schema.to_schema()
+
+
+def write_openapi(out_dir: str | Path) -> Path:
+    """Write ``openapi.json`` into ``out_dir``; returns its path."""
+    p = Path(out_dir) / "openapi.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(openapi_document(), indent=2, sort_keys=True) + "\n")
+    return p

@@ -1,0 +1,317 @@
+"""What the gateway's handlers call: the bus, the read models, tokens and limits (no game rule).
+
+:class:`GatewayService` wires the Redis adapters (command bus, read-model keys) for one
+namespace. Read models are served as the projector stored them (JSON bytes), never decoded
+and re-encoded. Errors are :class:`ApiError` (HTTP status, stable code, one sentence).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+import msgspec
+from redis.exceptions import ResponseError
+
+from schemas.base import Command
+from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, Rejected, StartGame
+from schemas.gateway import CommandAccepted, GameCreatedReply, LobbyGame, SeatGrant, TitleInfo
+from services.adapters.keys import COMMAND_ID, GAME_ID
+from services.adapters.redis_store import CommandBus, Settings, decode_outcome
+from services.client import new_id
+from services.gateway import tokens
+from services.gateway.config import GatewayConfig
+from services.gateway.metrics import Metrics
+from services.kernel import titles as all_titles
+
+STATUSES = ("lobby", "active", "finished", "abandoned")
+STATUS_ALIASES = {"open": "lobby", "running": "active"}
+
+# Rejection codes answered with 422 (the command itself is malformed for this game); every
+# other rule rejection is 409 (well-formed, but the game's state refuses it).
+UNPROCESSABLE = frozenset({
+    "bad_command", "unknown_command", "bad_options", "bad_seats", "bad_name", "bad_client_seed",
+    "seat_out_of_range", "handling_failed",
+})
+
+
+class ApiError(Exception):
+    """A client-facing error: HTTP ``status``, stable ``code``, one sentence ``message``."""
+
+    def __init__(self, status: int, code: str, message: str, *, command_id: str | None = None,
+                 version: int | None = None, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.command_id = command_id
+        self.version = version
+        self.headers = headers or {}
+
+
+class _Version(msgspec.Struct):
+    version: int
+
+
+_VERSION = msgspec.json.Decoder(_Version)
+
+
+def view_version(raw: bytes) -> int:
+    """The ``version`` field of a stored view envelope (JSON bytes)."""
+    return _VERSION.decode(raw).version
+
+
+def rejection_error(out: Rejected, client_id: str) -> ApiError:
+    """The ApiError of a rule rejection (422 for malformed commands, else 409)."""
+    status = 422 if out.code in UNPROCESSABLE else 409
+    return ApiError(status, out.code, out.message, command_id=client_id, version=out.version)
+
+
+class GatewayService:
+    """Bus, read models, tokens and limits of one namespace (``r``: a redis-py asyncio client)."""
+
+    def __init__(self, r: Any, settings: Settings, config: GatewayConfig, metrics: Metrics) -> None:
+        self.r = r
+        self.settings = settings
+        self.keys = settings.keys
+        self.config = config
+        self.metrics = metrics
+        self.bus = CommandBus(r, settings)
+        self._titles: OrderedDict[str, str] = OrderedDict()
+        self.title_infos = [
+            TitleInfo(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
+                      rules_version=t.rules_version, options=msgspec.to_builtins(t.options_type()))
+            for _, t in sorted(all_titles().items())
+        ]
+
+    # -- identity ------------------------------------------------------------------------------
+
+    def check_game_id(self, game_id: str) -> None:
+        """Raises ApiError 400 ``bad_game_id`` unless ``game_id`` is 1-64 of ``[A-Za-z0-9_.-]``."""
+        if not GAME_ID.match(game_id):
+            raise ApiError(400, "bad_game_id", "A game id is 1 to 64 characters of letters, digits and _ . -.")
+
+    def claims(self, token: str | None, game_id: str, seat: int | None = None) -> tokens.SeatClaims:
+        """The claims of ``token`` for ``game_id`` (and ``seat`` if given).
+
+        Raises ApiError 401 (``token_missing``, ``token_invalid``, ``token_expired``) or 403
+        (``token_wrong_game``, ``token_wrong_seat``).
+        """
+        if not token:
+            raise ApiError(401, "token_missing", "This endpoint needs the seat token (Authorization: Bearer <token>).")
+        try:
+            c = tokens.verify(self.config.token_keys, self.settings.namespace, token)
+        except tokens.TokenError as exc:
+            raise ApiError(401, exc.code, exc.message) from None
+        if c.g != game_id:
+            raise ApiError(403, "token_wrong_game", "The seat token belongs to another game.")
+        if seat is not None and c.s != seat:
+            raise ApiError(403, "token_wrong_seat", "The seat token belongs to another seat of this game.")
+        return c
+
+    def check_admin(self, token: str | None) -> None:
+        """Raises ApiError 403 ``admin_disabled`` (no admin token configured) or 401 ``admin_token_invalid``."""
+        import hmac
+
+        if not self.config.admin_token:
+            raise ApiError(403, "admin_disabled", "Admin endpoints are disabled: QUESTHALL_ADMIN_TOKEN is not set.")
+        if not token or not hmac.compare_digest(token.encode(), self.config.admin_token.encode()):
+            raise ApiError(401, "admin_token_invalid", "The admin token is missing or wrong.")
+
+    async def rate_check(self, game_id: str, seat: int) -> None:
+        """Count one command of ``seat``; raises ApiError 429 ``rate_limited`` past the limit.
+
+        A fixed window in Redis (shared by every gateway replica), key in the game's slot.
+        """
+        window = self.config.rate_window
+        slot = int(time.time() // window)
+        key = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}:{slot}"  # not a read model
+        async with self.r.pipeline(transaction=False) as p:
+            p.incr(key)
+            p.expire(key, window * 2 + 1)
+            n, _ = await p.execute()
+        if n > self.config.rate_per_seat:
+            retry = max(1, int((slot + 1) * window - time.time()) + 1)
+            raise ApiError(429, "rate_limited",
+                           f"At most {self.config.rate_per_seat} commands per {window} s per seat; retry in {retry} s.",
+                           headers={"Retry-After": str(retry)})
+
+    # -- games ---------------------------------------------------------------------------------
+
+    async def title_of(self, game_id: str) -> str:
+        """The title of an existing game. Raises ApiError 400 ``bad_game_id`` / 404 ``game_not_found``."""
+        self.check_game_id(game_id)
+        t = self._titles.get(game_id)
+        if t is None:
+            raw = await self.r.hget(self.keys.game(game_id, "meta"), "title")
+            if raw is None:
+                raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+            t = raw.decode()
+            self._titles[game_id] = t
+            while len(self._titles) > 100_000:
+                self._titles.popitem(last=False)
+        return t
+
+    async def submit(self, title: str, game_id: str, body: Command, seat: int | None, *, client_id: str | None = None,
+                     expected_version: int | None = None, player: str | None = None) -> Accepted:
+        """Submit and wait for the outcome; returns it if accepted.
+
+        The command id on the bus is ``s<seat>:<client id>`` (``c:`` for seatless create), so
+        two seats never share an id. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
+        rejection (see :data:`UNPROCESSABLE`), 504 ``outcome_timeout`` (retry with the same id).
+        """
+        if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
+            raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+        client_id = client_id or new_id("c")
+        cid = f"{'c' if seat is None else f's{seat}'}:{client_id}"
+        t0 = time.perf_counter()
+        out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
+        if out is None:
+            env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
+                                  expected_version=expected_version, issued_at=int(time.time() * 1000))
+            out = await self.bus.submit(env, self.config.command_timeout)
+        if out is None:
+            self.metrics.command(title, "timeout", time.perf_counter() - t0)
+            raise ApiError(504, "outcome_timeout", "No outcome arrived in time; retry with the same command id.",
+                           command_id=client_id)
+        if isinstance(out, Rejected):
+            self.metrics.command(title, "rejected", time.perf_counter() - t0)
+            raise rejection_error(out, client_id)
+        self.metrics.command(title, "accepted", time.perf_counter() - t0)
+        return Accepted(command_id=client_id, game_id=game_id, version=out.version, events=out.events)
+
+    async def create(self, title: str, seats: int, options: dict, game_id: str | None) -> GameCreatedReply:
+        """Create a game. Raises ApiError 404 ``unknown_title``, 409/422 on a rejection."""
+        if title not in all_titles():
+            raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
+        gid = game_id or new_id("g")
+        self.check_game_id(gid)
+        out = await self.submit(title, gid, CreateGame(seats=seats, options=options), None, client_id="create")
+        return GameCreatedReply(game_id=gid, title=title, seats=seats, version=out.version)
+
+    async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None) -> SeatGrant:
+        """Join ``seat`` (None: the lowest open one) and issue its token. Raises ApiError on a rejection."""
+        title = await self.title_of(game_id)
+        if seat is not None:
+            return await self._join(title, game_id, name, seat, client_seed, client_id)
+        # The lowest open seat as the lobby read model knows it; the lobby may lag behind a
+        # join, so a ``seat_taken`` moves on to the next seat.
+        h = await self.r.hmget(self.keys.lobby_game(game_id), ["names", "seats"])
+        names = msgspec.json.decode(h[0]) if h[0] else []
+        candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or 1))
+        for i in candidates:
+            try:
+                return await self._join(title, game_id, name, i, client_seed, None)
+            except ApiError as exc:
+                if exc.code != "seat_taken":
+                    raise
+        raise ApiError(409, "no_open_seat", "Every seat of this game is taken.")
+
+    async def _join(self, title: str, game_id: str, name: str, seat: int, client_seed: str, client_id: str | None) -> SeatGrant:
+        if not 0 <= seat < 64:
+            raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
+        out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed), seat,
+                                client_id=client_id or new_id("j"), player=name)
+        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, name.strip(), self.config.token_ttl)
+        return SeatGrant(game_id=game_id, title=title, seat=seat, name=name.strip(), token=token, version=out.version)
+
+    async def start(self, claims: tokens.SeatClaims) -> CommandAccepted:
+        """Start the game as the token's seat."""
+        title = await self.title_of(claims.g)
+        out = await self.submit(title, claims.g, StartGame(), claims.s, player=claims.n)
+        return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events)
+
+    async def command(self, claims: tokens.SeatClaims, body: Command, client_id: str | None,
+                      expected_version: int | None) -> CommandAccepted:
+        """Submit ``body`` as the token's seat (rate-limited). Raises ApiError (see :meth:`submit`)."""
+        title = await self.title_of(claims.g)
+        await self.rate_check(claims.g, claims.s)
+        out = await self.submit(title, claims.g, body, claims.s, client_id=client_id, expected_version=expected_version,
+                                player=claims.n)
+        return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events)
+
+    # -- read models ---------------------------------------------------------------------------
+
+    async def view(self, game_id: str, seat: int | None) -> bytes:
+        """The stored view envelope (JSON). Raises ApiError 404 ``game_not_found`` / ``view_not_ready``."""
+        raw = await self.r.get(self.keys.view(game_id, seat))
+        if raw is None:
+            await self.title_of(game_id)
+            raise ApiError(404, "view_not_ready", "The game's read models are not projected yet; retry shortly.")
+        return raw
+
+    async def feed(self, game_id: str, seat: int | None, after: int, limit: int) -> bytes:
+        """Feed entries with version > ``after`` (at most ``limit``), as a JSON array."""
+        await self.title_of(game_id)
+        if after < 0 or not 1 <= limit <= 1000:
+            raise ApiError(400, "bad_range", "after must be >= 0 and limit 1 to 1000.")
+        rows = await self.r.xrange(self.keys.feed(game_id, seat), f"({after}-0" if after else "-", "+", count=limit)
+        return b"[" + b",".join(f[b"e"] for _, f in rows) + b"]"
+
+    async def lobby(self, title: str | None, status: str, limit: int) -> list[LobbyGame]:
+        """Games of ``title`` (every title if None) with ``status`` (``open``/``running`` or a
+        stored status), newest first. Raises ApiError 400 ``bad_status``, 404 ``unknown_title``."""
+        st = STATUS_ALIASES.get(status, status)
+        if st not in STATUSES:
+            raise ApiError(400, "bad_status", "status is one of open, running, finished, abandoned.")
+        if not 1 <= limit <= 500:
+            raise ApiError(400, "bad_range", "limit is 1 to 500.")
+        names = sorted(all_titles()) if title is None else [title]
+        if title is not None and title not in all_titles():
+            raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
+        out: list[LobbyGame] = []
+        for t in names:
+            for gid in await self.r.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1):
+                h = await self.r.hgetall(self.keys.lobby_game(gid.decode()))
+                if h:
+                    out.append(_lobby_game(gid.decode(), h))
+        out.sort(key=lambda g: -g.created_at)
+        return out[:limit]
+
+    async def game(self, game_id: str) -> LobbyGame:
+        """The lobby entry of one game. Raises ApiError 404."""
+        self.check_game_id(game_id)
+        h = await self.r.hgetall(self.keys.lobby_game(game_id))
+        if not h:
+            await self.title_of(game_id)
+            raise ApiError(404, "view_not_ready", "The game's read models are not projected yet; retry shortly.")
+        return _lobby_game(game_id, h)
+
+    async def result(self, game_id: str) -> bytes:
+        """The stored result (JSON) of a finished game. Raises ApiError 404 ``no_result``."""
+        self.check_game_id(game_id)
+        raw = await self.r.get(self.keys.result(game_id))
+        if raw is None:
+            await self.title_of(game_id)
+            raise ApiError(404, "no_result", "The game has no result: it is not finished.")
+        return raw
+
+    # -- metrics -------------------------------------------------------------------------------
+
+    async def refresh_lag(self) -> None:
+        """Set the lag gauges: undelivered + pending entries per consumer group (all partitions)."""
+        k = self.keys
+        groups: dict[str, int] = {}
+        for p in range(self.settings.partitions):
+            streams = [(k.commands(p, t), f"worker:{t}") for t in sorted(all_titles())] + [(k.log(p), "projector")]
+            for stream, group in streams:
+                try:
+                    infos = await self.r.xinfo_groups(stream)
+                except ResponseError:
+                    continue
+                for info in infos:
+                    name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+                    if name != group:
+                        continue
+                    lag = info.get("lag") or 0
+                    groups[group] = groups.get(group, 0) + int(lag) + int(info.get("pending") or 0)
+        for group, n in groups.items():
+            self.metrics.group_lag.labels(group=group).set(n)
+        self.metrics.projection_lag.set(groups.get("projector", 0))
+
+
+def _lobby_game(gid: str, h: dict) -> LobbyGame:
+    return LobbyGame(game_id=gid, title=h[b"title"].decode(), status=h[b"status"].decode(),  # type: ignore[arg-type]
+                     seats=int(h[b"seats"]), taken=int(h[b"taken"]), names=msgspec.json.decode(h[b"names"]),
+                     created_at=int(h[b"created_at"]))

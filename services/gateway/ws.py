@@ -1,0 +1,179 @@
+"""WebSockets: a seat's (or spectators') feed and view, pushed in version order.
+
+``/v1/games/{game_id}/seats/{seat}/ws?since=V`` (seat token in ``Authorization: Bearer`` or,
+for browsers, ``?token=``) and ``/v1/games/{game_id}/ws?since=V`` (spectators, no token).
+
+Server to client (JSON text frames): ``{"type": "feed", "version": N, "entry": FeedEntry}``
+for every feed entry with version > V in increasing order, and ``{"type": "view", "version":
+N, "view": ViewEnvelope}`` whenever the view passes the last version sent at a settled version
+(the last event of an accepted command: a command's intermediate states are never pushed as
+views), always after the feed entries up to its version. A client resumes with ``since`` = the highest version it got:
+it receives exactly what it missed, nothing twice. Client to server: ``{"type": "command",
+"command": {...}, "command_id": ...}`` (seat sockets; answered by ``{"type": "outcome", ...}``)
+and ``{"type": "ping"}`` (answered by ``{"type": "pong"}``).
+
+Close codes: 4400 bad ``since``, 4401 token missing/invalid/expired, 4403 token of another
+game or seat, 4404 no such game, 1009 message larger than ``QUESTHALL_WS_MAX_MESSAGE``,
+1011 internal error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import msgspec
+import structlog
+from litestar import WebSocket, websocket
+from litestar.exceptions import WebSocketDisconnect
+
+from schemas.gateway import WsError, WsOutcome, WsPing
+from services.gateway.service import ApiError, GatewayService, view_version
+from services.gateway.wire import WS_CLIENT_MESSAGE
+
+log = structlog.get_logger("questhall.gateway.ws")
+
+BLOCK_MS = 1000
+"""XREAD BLOCK per round (shorter than the Redis socket timeout); the view is checked each round."""
+_ENC = msgspec.json.Encoder()
+CLOSE_FOR_STATUS = {400: 4400, 401: 4401, 403: 4403, 404: 4404}
+
+
+class _Pusher:
+    """Sends feed entries and views of one seat (or spectators) from ``since`` on, in version order."""
+
+    def __init__(self, gw: GatewayService, socket: WebSocket, game_id: str, seat: int | None, since: int) -> None:
+        self.gw = gw
+        self.socket = socket
+        self.feed_key = gw.keys.feed(game_id, seat)
+        self.view_key = gw.keys.view(game_id, seat)
+        self.commands_key = gw.keys.game(game_id, "commands")
+        self.cursor = since
+        self.view_sent = since
+        self.lock = anyio.Lock()
+
+    async def send(self, data: bytes) -> None:
+        async with self.lock:
+            await self.socket.send_data(data.decode(), mode="text")
+
+    async def _send_entries(self, rows: list[Any]) -> None:
+        for mid, fields in rows:
+            v = int(mid.split(b"-")[0])
+            if v <= self.cursor:
+                continue
+            await self.send(b'{"type":"feed","version":%d,"entry":%s}' % (v, fields[b"e"]))
+            self.cursor = v
+
+    async def run(self) -> None:
+        r = self.gw.r
+        while True:
+            resp = await r.xread({self.feed_key: f"{self.cursor}-0"}, count=200, block=BLOCK_MS)
+            for _, rows in resp or []:
+                await self._send_entries(rows)
+            raw = await r.get(self.view_key)
+            if raw is None:
+                continue
+            w = view_version(raw)
+            if w > self.view_sent and await r.xrange(self.commands_key, f"{w}-0", f"{w}-0"):
+                if w > self.cursor:
+                    await self._send_entries(await r.xrange(self.feed_key, f"({self.cursor}-0", f"{w}-0"))
+                await self.send(b'{"type":"view","version":%d,"view":%s}' % (w, raw))
+                self.view_sent = w
+                self.cursor = max(self.cursor, w)
+
+
+async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
+    gw: GatewayService = socket.app.state.gw
+    await socket.accept()
+    kind = "spectator" if seat is None else "seat"
+    try:
+        since_raw = socket.query_params.get("since") or "0"
+        if not since_raw.isdigit() or len(since_raw) > 12:
+            await socket.close(4400, "bad_since: since is a version, a whole number >= 0")
+            return
+        claims = None
+        if seat is not None:
+            token = socket.query_params.get("token") or _bearer(socket.headers.get("authorization"))
+            claims = gw.claims(token, game_id, seat)
+        await gw.title_of(game_id)
+    except ApiError as exc:
+        await socket.close(CLOSE_FOR_STATUS.get(exc.status, 4400), f"{exc.code}: {exc.message}"[:120])
+        return
+    pusher = _Pusher(gw, socket, game_id, seat, int(since_raw))
+    gw.metrics.sockets.labels(kind=kind).inc()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pusher.run)
+            await _receive(gw, socket, pusher, claims)
+            tg.cancel_scope.cancel()
+    except WebSocketDisconnect:
+        pass
+    except Exception as exc:  # noqa: BLE001 - a socket must never take the gateway down
+        if not _closed(exc):
+            log.error("socket_failed", game_id=game_id, error_type=type(exc).__name__, exc_info=exc)
+            try:
+                await socket.close(1011, "internal_error")
+            except Exception:  # noqa: BLE001
+                pass
+    finally:
+        gw.metrics.sockets.labels(kind=kind).dec()
+
+
+async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claims: Any) -> None:
+    """Read client messages until the client goes away (or is closed for a too large message)."""
+    limit = gw.config.ws_max_message
+    while True:
+        event = await socket.receive()
+        if event["type"] == "websocket.disconnect":
+            return
+        data = event.get("text") or event.get("bytes") or ""
+        if len(data) > limit:
+            await socket.close(1009, f"message_too_big: at most {limit} bytes")
+            return
+        try:
+            msg = WS_CLIENT_MESSAGE.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            await pusher.send(_ENC.encode(WsError(code="bad_message", message=f"The message is invalid: {exc}"[:300])))
+            continue
+        if isinstance(msg, WsPing):
+            await pusher.send(b'{"type":"pong"}')
+            continue
+        if claims is None:
+            await pusher.send(_ENC.encode(WsError(code="read_only", message="Spectator sockets cannot send commands.")))
+            continue
+        try:
+            out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version)
+            reply = WsOutcome(command_id=out.command_id, status="accepted", version=out.version, events=out.events)
+        except ApiError as exc:
+            if exc.version is None:
+                reply = WsError(code=exc.code, message=exc.message)  # type: ignore[assignment]
+            else:
+                reply = WsOutcome(command_id=exc.command_id or "", status="rejected", version=exc.version,
+                                  code=exc.code, message=exc.message)
+        await pusher.send(_ENC.encode(reply))
+
+
+def _bearer(value: str | None) -> str | None:
+    if value and value[:7].lower() == "bearer ":
+        return value[7:].strip()
+    return value or None
+
+
+def _closed(exc: BaseException) -> bool:
+    if isinstance(exc, WebSocketDisconnect):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_closed(e) for e in exc.exceptions)
+    return "disconnect" in type(exc).__name__.lower() or "closed" in str(exc).lower()
+
+
+@websocket("/games/{game_id:str}/seats/{seat:int}/ws")
+async def seat_socket(socket: WebSocket, game_id: str, seat: int) -> None:
+    """The seat's socket (token required); see the module docstring for the protocol."""
+    await _serve(socket, game_id, seat)
+
+
+@websocket("/games/{game_id:str}/ws")
+async def spectator_socket(socket: WebSocket, game_id: str) -> None:
+    """The spectators' socket (no token; spectator view and feed only)."""
+    await _serve(socket, game_id, None)

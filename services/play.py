@@ -1,0 +1,210 @@
+"""``questhall play``: a terminal client on the SDK and the chat kit.
+
+Create a game (other seats filled by bots unless ``--open``) or join one, then type commands in
+the title's chat grammar. Feed events and your view are printed as they arrive; when it is your
+move the prompt ``your move> `` appears. Words: ``help``, ``moves``, ``hint``, ``view``
+(``board`` for Orion Duel), ``quit``. Exit status 0 when the game ends.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+from services.chat import (
+    Action,
+    ChatError,
+    format_command,
+    help_text,
+    parse,
+    render_event,
+    render_view,
+)
+from services.kernel import get_title
+from services.sdk import BotStats, Gateway, GatewayError, SeatClient, play_seat
+
+PROMPT = "your move> "
+
+
+class Terminal:
+    """One human seat in a terminal: prints what arrives, reads lines, submits commands."""
+
+    def __init__(self, client: SeatClient, title: str, out: Callable[[str], None], read_line: Callable[[], Awaitable[str]],
+                 rng: random.Random) -> None:
+        self.client = client
+        self.title = title
+        self.t = get_title(title)
+        self.out = out
+        self.read_line = read_line
+        self.rng = rng
+        self.env: dict | None = None
+        self.names: list[str] = []
+        self.done = anyio.Event()
+
+    async def run(self) -> int:
+        """Play until the game ends (0) or the player quits (1)."""
+        self.out(f"You are {self.client.name} at seat {self.client.seat} of {self.title} game {self.client.game_id}. Type help.")
+        self.code = 0
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._listen)
+            tg.start_soon(self._read)
+            await self.done.wait()
+            tg.cancel_scope.cancel()
+        return self.code
+
+    async def _listen(self) -> None:
+        async with self.client.subscribe(0) as sub:
+            while True:
+                m = await sub.recv()
+                if m["type"] == "feed":
+                    self.out(render_event(self.title, m["entry"], self.names))
+                elif m["type"] == "view":
+                    self.env = m["view"]
+                    self.names = [s.get("name") or f"seat {s['seat']}" for s in self.env["seats"]]
+                    if self.env["status"] in ("finished", "abandoned"):
+                        self.out(render_view(self.title, self.env, self.client.seat))
+                        self.out("GAME OVER")
+                        self.done.set()
+                        return
+                    if self.client.seat in self.env["to_move"]:
+                        self.out(render_view(self.title, self.env, self.client.seat))
+                        self.out(PROMPT)
+
+    async def _read(self) -> None:
+        while True:
+            line = await self.read_line()
+            if line == "":  # end of input: wait for the game to end
+                return
+            if line.strip() in ("quit", "exit"):
+                self.code = 1
+                self.done.set()
+                return
+            if line.strip():
+                await self._line(line)
+
+    async def _line(self, line: str) -> None:
+        try:
+            cmd = parse(self.title, line, self.env, self.client.seat)
+        except ChatError as exc:
+            self.out(f"? {exc}")
+            return
+        if isinstance(cmd, Action):
+            self._action(cmd.name, line)
+            return
+        try:
+            out = await self.client.submit(cmd)
+            self.out(f"ok (v{out.version})")
+        except GatewayError as exc:
+            self.out(f"refused: {exc.message} [{exc.code}]")
+
+    def _legal(self) -> list:
+        if not self.env or self.env.get("view") is None:
+            return []
+        view = msgspec.convert(self.env["view"], self.t.view_type)
+        legal = getattr(view, "legal", None)
+        if legal is None:
+            legal = self.t.legal_commands(view, self.client.seat)  # Orion Duel: rules work on a view
+        return list(legal)
+
+    def _action(self, name: str, line: str) -> None:
+        if name == "help":
+            self.out(help_text(self.title))
+        elif name == "view":
+            if self.env:
+                self.out(render_view(self.title, self.env, self.client.seat))
+                if self.title == "orion_duel" and self.env.get("view"):
+                    from services.chat.orion_duel import render_board
+
+                    self.out(render_board(self.env["view"]))
+        elif name == "moves":
+            legal = self._legal()
+            self.out(f"{len(legal)} moves: " + "; ".join(format_command(self.title, c) for c in legal[:20]) + (" ..." if len(legal) > 20 else ""))
+        elif name == "hint":
+            if not self.env or self.client.seat not in self.env.get("to_move", []):
+                self.out("hint: (not your move)")
+                return
+            bot = next(iter(self.t.bots.values()))
+            try:
+                cmd = bot(msgspec.convert(self.env["view"], self.t.view_type), self.client.seat, self.rng)
+                self.out(f"hint: {format_command(self.title, cmd)}")
+            except (IndexError, ValueError):
+                self.out("hint: (nothing to do)")
+        elif name == "start":
+            self.out("The game starts when every seat is taken.")
+
+
+async def play(url: str, *, title: str | None, seats: int | None, name: str, game_id: str | None, seat: int | None,
+               open_seats: bool, options: dict, seed: int, out: Callable[[str], None] = print,
+               read_line: Callable[[], Awaitable[str]] | None = None) -> int:
+    """Create or join a game on the gateway at ``url`` and play it in the terminal. Returns the exit code."""
+    rng = random.Random(seed)
+    async with Gateway(url) as gw:
+        try:
+            if game_id is None:
+                if title is None:
+                    out("Name a --title to create a game: " + ", ".join(t.name for t in await gw.titles()))
+                    return 2
+                t = get_title(title)
+                game = await gw.create(title, seats or t.min_seats, options)
+                game_id = game.game_id
+                me = await gw.join(game_id, name, seat=0)
+                out(f"Created {title} game {game_id} with {game.seats} seats.")
+            else:
+                me = await gw.join(game_id, name, seat=seat)
+                title = me.title
+                t = get_title(title)
+        except GatewayError as exc:
+            out(f"refused: {exc.message} [{exc.code}]")
+            return 2
+        async with anyio.create_task_group() as tg:
+            info = await gw.game(game_id)
+            if not open_seats and info.taken < info.seats and info.status == "lobby":
+                bots = list(t.bots.items())
+                for i, n in enumerate(info.names):
+                    if n is None and i != me.seat:
+                        bname, bot = bots[i % len(bots)]
+                        c = await gw.join(game_id, f"{bname}-bot", seat=i)
+                        tg.start_soon(_bot, c, bot, t.view_type, random.Random(rng.randrange(1 << 30)))
+                        out(f"A {bname} bot took seat {i}.")
+            await _start_when_full(gw, me, out)
+            code = await Terminal(me, title, out, read_line or stdin_line, rng).run()
+            tg.cancel_scope.cancel()
+        return code
+
+
+async def stdin_line() -> str:
+    """One line of standard input without blocking the event loop ("" at end of input)."""
+    try:
+        await anyio.wait_readable(sys.stdin.fileno())
+    except (OSError, ValueError, NotImplementedError):  # not pollable (a regular file): a thread
+        return await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+    return sys.stdin.readline()
+
+
+async def _bot(c: SeatClient, bot: Any, view_type: type, rng: random.Random) -> None:
+    await play_seat(c, bot, view_type, rng, BotStats(), timeout=3600)
+
+
+async def _start_when_full(gw: Gateway, me: SeatClient, out: Callable[[str], None]) -> None:
+    """Wait until every seat is taken, then start (if nobody else did)."""
+    said = False
+    while True:
+        g = await gw.game(me.game_id)
+        if g.status != "lobby":
+            return
+        if g.taken == g.seats:
+            try:
+                await me.start()
+            except GatewayError as exc:
+                if exc.code not in ("not_in_lobby", "seats_open"):
+                    raise
+            return
+        if not said:
+            out(f"Waiting for players: questhall play --join {me.game_id}")
+            said = True
+        await anyio.sleep(0.2)

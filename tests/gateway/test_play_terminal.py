@@ -1,0 +1,48 @@
+"""``questhall play`` driven in a pseudo-terminal through a whole short game (real gateway, real Redis)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+QUESTHALL = str(Path(sys.executable).with_name("questhall"))
+
+
+@pytest.mark.parametrize(("title", "extra"), [("quests_over_coffee", []), ("orion_duel", ["--seats", "2"])])
+def test_play_a_short_game_in_a_terminal(gateway, title, extra):
+    env = dict(os.environ, QUESTHALL_NAMESPACE=gateway.settings.namespace, COLUMNS="200")
+    env.pop("QUESTHALL_EXTRA_TITLES", None)  # the test-only title is not importable from the child
+    child = pexpect.spawn(QUESTHALL, ["play", "--url", gateway.url, "--title", title, "--name", "Tess", "--seed", "5", *extra],
+                          env=env, encoding="utf-8", timeout=30, dimensions=(50, 200))
+    try:
+        child.expect("Type help")
+        moves = 0
+        first = True
+        while True:
+            i = child.expect(["your move> ", "GAME OVER"])
+            if i == 1:
+                break
+            if first:  # the words of the kit, and a helpful error, once
+                first = False
+                child.sendline("help")
+                child.expect("Also: help, moves")
+                child.sendline("moves")
+                child.expect(r"\d+ moves: ")
+                child.sendline("dance")
+                child.expect(r"\? Unknown word 'dance'")
+            child.sendline("hint")
+            child.expect(r"hint: ([^\r\n]+)\r\n")
+            suggestion = child.match.group(1)
+            assert not suggestion.startswith("(")
+            child.sendline(suggestion)
+            moves += 1
+            assert moves < 200
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, child.before
+    assert moves >= 5

@@ -1,0 +1,354 @@
+"""Seat isolation, tokens, limits and error bodies of the real gateway (real Redis, real sockets)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import time
+import uuid
+
+import anyio
+import msgspec
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from schemas.questeros import Bid
+from services.adapters.redis_store import EventStore, connect
+from services.gateway import tokens
+from services.kernel import codec, get_title
+from services.kernel import game as lifecycle
+from services.sdk import BotStats, Gateway, GatewayError, Subscription, play_seat
+from tests.gateway.conftest import ADMIN, KEYS, make_config, run_gateway
+
+
+async def _seated(gw: Gateway, title: str = "questeros", seats: int = 2, start: bool = True):
+    g = await gw.create(title, seats)
+    clients = [await gw.join(g.game_id, f"p{i}") for i in range(seats)]
+    if start:
+        out = await clients[0].start()
+        await clients[0].wait_view(out.version)
+    return g.game_id, clients
+
+
+def _refused(exc: pytest.ExceptionInfo, status: int, code: str) -> None:
+    assert exc.value.status == status and exc.value.code == code, (exc.value.status, exc.value.code)
+
+
+def test_a_seat_token_can_do_nothing_as_another_seat_or_game(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, (a, b) = await _seated(gw)
+            other_gid, (c, _) = await _seated(gw, start=False)
+            as_b = gw.seat(gid, 1, a.token)  # seat A's token, seat B's paths
+            with pytest.raises(GatewayError) as e:
+                await as_b.view()
+            _refused(e, 403, "token_wrong_seat")
+            with pytest.raises(GatewayError) as e:
+                await as_b.feed()
+            _refused(e, 403, "token_wrong_seat")
+            with pytest.raises(GatewayError) as e:
+                await as_b.submit(Bid(quests=1))
+            _refused(e, 403, "token_wrong_seat")
+            with pytest.raises(ConnectionClosed) as ce:
+                async with as_b.subscribe() as sub:
+                    await sub.recv(timeout=5)
+            assert ce.value.rcvd.code == 4403
+            # another game's token
+            with pytest.raises(GatewayError) as e:
+                await gw.seat(gid, 0, c.token).view()
+            _refused(e, 403, "token_wrong_game")
+            # missing, forged, unknown-key and expired tokens
+            with pytest.raises(GatewayError) as e:
+                await gw.request("GET", f"/games/{gid}/seats/0/view")
+            _refused(e, 401, "token_missing")
+            head, payload, sig = a.token.split(".")
+            claims = json.loads(tokens._unb64(payload))
+            claims["s"] = 1
+            forged = f"{head}.{tokens._b64(json.dumps(claims).encode())}.{sig}"
+            with pytest.raises(GatewayError) as e:
+                await gw.seat(gid, 1, forged).view()
+            _refused(e, 401, "token_invalid")
+            foreign = tokens.issue((b"not-our-key",), gateway.settings.namespace, gid, 1, "x", 60)
+            with pytest.raises(GatewayError) as e:
+                await gw.seat(gid, 1, foreign).view()
+            _refused(e, 401, "token_invalid")
+            expired = tokens.issue(KEYS, gateway.settings.namespace, gid, 0, "x", 60, now=time.time() - 120)
+            with pytest.raises(GatewayError) as e:
+                await gw.seat(gid, 0, expired).view()
+            _refused(e, 401, "token_expired")
+            # key rotation: a token signed by the previous key still works
+            rotated = tokens.issue((KEYS[1],), gateway.settings.namespace, gid, 0, "p0", 60)
+            assert (await gw.seat(gid, 0, rotated).view())["seat"] == 0
+            # the spectator socket and view carry no hand and no legal commands
+            async with gw.spectate(gid) as sub:
+                msg = await sub.recv(timeout=5)
+                while msg["type"] != "view":
+                    msg = await sub.recv(timeout=5)
+            assert msg["view"]["seat"] is None and msg["view"]["view"]["hand"] == [] and msg["view"]["view"]["legal"] == []
+            # admin endpoints
+            with pytest.raises(GatewayError) as e:
+                await gw.rebuild("wrong")
+            _refused(e, 401, "admin_token_invalid")
+            with pytest.raises(GatewayError) as e:
+                await gw.rebuild(a.token)
+            _refused(e, 401, "admin_token_invalid")
+            assert await gw.rebuild(ADMIN) >= 2
+
+    anyio.run(main)
+
+
+def test_rule_rejections_errors_and_idempotent_retries(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, (a, b) = await _seated(gw)
+            view = await a.view()
+            to_move = view["to_move"][0]
+            idle = [a, b][1 - to_move]
+            with pytest.raises(GatewayError) as e:
+                await idle.submit(Bid(quests=1))
+            _refused(e, 409, "not_your_turn")
+            assert e.value.version == view["version"] and e.value.message.endswith(".")
+            mover = [a, b][to_move]
+            first = await mover.submit(Bid(quests=2), command_id="my-bid-1")
+            again = await mover.submit(Bid(quests=3), command_id="my-bid-1")
+            assert first == again and first.events >= 1
+            with pytest.raises(GatewayError) as e1:
+                await idle.submit(Bid(quests=99), command_id="bad-1")
+            with pytest.raises(GatewayError) as e2:
+                await idle.submit(Bid(quests=1), command_id="bad-1")
+            assert (e1.value.code, e1.value.version) == (e2.value.code, e2.value.version)
+            # another title's command: 422; malformed bodies: 400; unknown game: 404
+            with pytest.raises(GatewayError) as e:
+                await mover.submit({"type": "orion_duel.choose_starter", "seat": 0})
+            _refused(e, 422, "bad_command")
+            for body in ({"command": {"type": "questeros.bid", "quests": "three"}}, {"command": {"type": "nope"}},
+                         {"command": {"type": "questeros.bid", "quests": 1}, "extra": 1}, [1, 2]):
+                with pytest.raises(GatewayError) as e:
+                    await gw.request("POST", f"/games/{gid}/seats/0/commands", token=a.token, body=body)
+                _refused(e, 400, "invalid_request")
+            resp = await gw.http.post(f"/games/{gid}/seats/0/commands", content=b"{not json",
+                                      headers={"Authorization": f"Bearer {a.token}", "Content-Type": "application/json"})
+            assert resp.status_code == 400 and resp.json()["code"] == "invalid_request"
+            with pytest.raises(GatewayError) as e:
+                await gw.create("questeros", 9)
+            _refused(e, 422, "bad_seats")
+            with pytest.raises(GatewayError) as e:
+                await gw.create("chess", 2)
+            _refused(e, 404, "unknown_title")
+            with pytest.raises(GatewayError) as e:
+                await gw.spectator_view("no-such-game")
+            _refused(e, 404, "game_not_found")
+            with pytest.raises(GatewayError) as e:
+                await gw.spectator_view("bad id!")
+            _refused(e, 400, "bad_game_id")
+            with pytest.raises(GatewayError) as e:
+                await gw.result(gid)
+            _refused(e, 404, "no_result")
+            with pytest.raises(GatewayError) as e:
+                await gw.join(gid, "late")
+            _refused(e, 409, "not_in_lobby")
+            resp = await gw.http.post("/games", content=b'{"title":"questeros","seats":2,"options":{"x":"' + b"a" * 20000 + b'"}}',
+                                      headers={"Content-Type": "application/json"})
+            assert resp.status_code == 413 and resp.json()["code"] == "body_too_large"
+            for r in (resp,):
+                assert "Traceback" not in r.text
+            metrics = (await gw.http.get(gateway.url + "/metrics")).text
+            assert 'questhall_gateway_commands_total{outcome="accepted",title="questeros"}' in metrics
+            assert 'questhall_gateway_commands_total{outcome="rejected",title="questeros"}' in metrics
+            assert "questhall_gateway_command_seconds_bucket" in metrics
+            assert 'questhall_consumer_group_lag{group="projector"}' in metrics
+            assert "questhall_projection_lag " in metrics
+
+    anyio.run(main)
+
+
+def test_rate_and_websocket_message_limits(gateway):
+    """A second gateway replica on the same namespace with tight limits (no services of its own)."""
+    tight = make_config(rate_per_seat=3, rate_window=30, ws_max_message=512)
+
+    async def main(url: str):
+        async with Gateway(gateway.url) as main_gw, Gateway(url) as gw:
+            gid, (a, b) = await _seated(main_gw)
+            a2 = gw.seat(gid, a.seat, a.token)
+            codes = []
+            for _ in range(5):
+                try:
+                    await a2.submit(Bid(quests=1))
+                    codes.append("ok")
+                except GatewayError as exc:
+                    codes.append(exc.code)
+            assert codes[3:] == ["rate_limited", "rate_limited"], codes
+            async with a2.subscribe() as sub:
+                await sub.send({"type": "ping"})
+                got = [await sub.recv(timeout=5) for _ in range(2)]
+                while not any(m["type"] == "pong" for m in got):
+                    got.append(await sub.recv(timeout=5))
+                await sub.send({"type": "ping", "pad": "x" * 2000})
+                with pytest.raises(ConnectionClosed) as ce:
+                    while True:
+                        await sub.recv(timeout=5)
+                assert ce.value.rcvd.code == 1009
+
+    for running in run_gateway(gateway.settings, tight):
+        pass_url = running.url
+        anyio.run(main, pass_url)
+
+
+def test_reconnect_misses_nothing_and_gets_nothing_twice(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, clients = await _seated(gw, "questeros", 2)
+            t = get_title("questeros")
+            got: list[int] = []
+            views: list[int] = []
+
+            async def observe(since: int, stop_at: int | None) -> int:
+                async with clients[0].subscribe(since) as sub:
+                    while True:
+                        m = await sub.recv(timeout=30)
+                        if m["type"] == "feed":
+                            got.append(m["version"])
+                        elif m["type"] == "view":
+                            views.append(m["version"])
+                            if stop_at is not None and m["version"] >= stop_at:
+                                return sub.last_version
+                            if m["view"]["status"] == "finished":
+                                return sub.last_version
+
+            async with anyio.create_task_group() as tg:
+                for i, c in enumerate(clients):
+                    tg.start_soon(play_seat, c, t.bots["random"], t.view_type, random.Random(i), BotStats())
+                last = await observe(0, stop_at=30)
+                # dropped: the game goes on without this socket
+                with anyio.fail_after(30):
+                    while (await gw.spectator_view(gid))["version"] < last + 20:
+                        await anyio.sleep(0.02)
+                await observe(last, stop_at=None)
+            feed = await clients[0].feed(limit=1000)
+            expected = [e["version"] for e in feed if e["version"] <= got[-1]]
+            assert got == expected, "missed or duplicated feed entries across the reconnect"
+            assert views == sorted(set(views))
+
+    anyio.run(main)
+
+
+def test_no_payload_of_seat_a_or_a_spectator_holds_a_hidden_card_or_the_seed(gateway):
+    """Capture every socket and HTTP payload of seat 0 and a spectator during a 3-seat game of
+    Questeros; check each against the true hidden cards at its version (other hands, deck)."""
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, clients = await _seated(gw, "questeros", 3)
+            t = get_title("questeros")
+            captured: dict[str | int, list[dict]] = {0: [], "spec": []}
+
+            async def spectate():
+                async with gw.spectate(gid) as sub:
+                    while True:
+                        m = await sub.recv(timeout=60)
+                        captured["spec"].append(m)
+                        if m["type"] == "view" and m["view"]["status"] == "finished":
+                            return
+
+            stats = BotStats()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(spectate)
+                for i, c in enumerate(clients):
+                    tg.start_soon(functools.partial(play_seat, c, t.bots["random"], t.view_type, random.Random(i), stats, capture=(i == 0)))
+            captured[0] = stats.messages[0]
+            final = (await gw.spectator_view(gid))["version"]
+            captured[0] += [{"type": "feed", "version": e["version"], "entry": e} for e in await clients[0].feed(limit=1000)]
+            captured["spec"] += [{"type": "feed", "version": e["version"], "entry": e} for e in await gw.spectator_feed(gid, limit=1000)]
+
+        r = connect(gateway.settings.url)
+        try:
+            c = codec("questeros")
+            events = await EventStore(r, gateway.settings).read_events(c, gid)
+        finally:
+            await r.aclose()
+        states = {}
+        game = None
+        for e in events:
+            game = lifecycle.fold(c.title, [e], game)
+            states[e.version] = game
+        seed = next(e.body.seed for e in events if e.body.__struct_config__.tag == "seed_revealed")
+        seed_version = next(e.version for e in events if e.body.__struct_config__.tag == "seed_revealed")
+        looked = {card for e in events if e.body.__struct_config__.tag == "questeros.hand_looked_at" and e.body.seat == 0
+                  for card in e.body.cards}
+        checked = 0
+        for who, msgs in captured.items():
+            for m in msgs:
+                v = m["version"]
+                rules = states[v].rules
+                if rules is None or not rules.hands:
+                    continue
+                others = [h for s, h in enumerate(rules.hands) if who == "spec" or s != who]
+                hidden = {card for h in others for card in h} | (set(rules.deck) - PUBLIC_EPICS)
+                if who == 0:
+                    hidden -= looked
+                strings = set(_strings(m))
+                assert not (strings & hidden), f"{who} at v{v} saw hidden cards {sorted(strings & hidden)}"
+                text = json.dumps(m)
+                if v < seed_version:
+                    assert seed not in text and '"seed"' not in text
+                checked += 1
+        assert checked > 100 and final >= seed_version
+
+    anyio.run(main)
+
+
+PUBLIC_EPICS = {f"e{i}" for i in range(10, 16)}
+"""Set aside face up and added to the deck publicly (``epic_added``): the deck order stays secret."""
+
+
+def _strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+
+
+def test_audit_endpoints_public_only_when_over_admin_any_time(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            created = await gw.create("questeros", 2)
+            gid = created.game_id
+            for _ in range(2):
+                await gw.join(gid, "P")
+            for path in (f"/games/{gid}/audit", f"/games/{gid}/bundle"):
+                with pytest.raises(GatewayError) as e:
+                    await gw.request("GET", path)
+                _refused(e, 409, "game_not_over")
+            with pytest.raises(GatewayError) as e:
+                await gw.request("GET", f"/admin/games/{gid}/audit", token="wrong")
+            _refused(e, 401, "admin_token_invalid")
+            verdict = await gw.audit(gid, admin_token=ADMIN)
+            assert verdict["status"] == "pending" and not verdict["seed_verified"]
+            with pytest.raises(GatewayError) as e:
+                await gw.audit("no-such-game")
+            _refused(e, 404, "no_such_game")
+
+    anyio.run(main)
+
+
+def test_token_module_round_trip_and_rotation():
+    tok = tokens.issue((b"new", b"old"), "ns", "g1", 2, "Ann", 60)
+    assert tokens.verify((b"new",), "ns", tok).s == 2
+    old = tokens.issue((b"old",), "ns", "g1", 2, "Ann", 60)
+    assert tokens.verify((b"new", b"old"), "ns", old).g == "g1"
+    with pytest.raises(tokens.TokenError):
+        tokens.verify((b"new",), "ns", old)
+    with pytest.raises(tokens.TokenError):
+        tokens.verify((b"new", b"old"), "other-ns", tok)
+    for junk in ("", "a.b", "qh1.!!.??", "qh1." + "a" * 3000 + ".b", f"qh1.{uuid.uuid4().hex}.x"):
+        with pytest.raises(tokens.TokenError):
+            tokens.verify((b"new",), "ns", junk)
+    assert msgspec.json.decode(tokens._unb64(tok.split(".")[1]))["n"] == "Ann"
+
+
+_ = Subscription  # the SDK type used through helpers

@@ -1,0 +1,114 @@
+"""CLI commands on a real Redis (replay, rebuild, schemas) and consumer-group housekeeping."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import msgspec
+from typer.testing import CliRunner
+
+from services.adapters.redis_store import GroupReader, connect
+from services.cli import app
+from services.client import BusClient
+from services.runtime import services_running
+from tests.toygame import Add
+
+
+def _env(monkeypatch, settings):
+    monkeypatch.setenv("REDIS_URL", settings.url)
+    monkeypatch.setenv("QUESTHALL_NAMESPACE", settings.namespace)
+    monkeypatch.setenv("QUESTHALL_PARTITIONS", str(settings.partitions))
+
+
+def test_replay_prints_the_folded_state_and_a_seat_view(settings, monkeypatch):
+    async def play():
+        async with services_running(settings, titles=["toy"]) as s:
+            c = BusClient(s["redis"], settings)
+            gid, _ = await c.setup("toy", 2, {"target": 50})
+            await c.submit("toy", gid, Add(n=3), 0)
+            return gid
+
+    gid = anyio.run(play)
+    _env(monkeypatch, settings)
+    runner = CliRunner()
+    res = runner.invoke(app, ["replay", gid])
+    assert res.exit_code == 0, res.output
+    state = json.loads(res.output)
+    assert state["version"] == 6 and state["rules"]["total"] == 3 and state["status"] == "active"
+    seat = json.loads(runner.invoke(app, ["replay", gid, "--seat", "1"]).output)
+    assert seat["seat"] == 1 and seat["view"]["my_card"] == state["rules"]["cards"][1]
+    missing = runner.invoke(app, ["replay", "no-such-game"])
+    assert missing.exit_code == 2 and "No game" in missing.output
+    rb = runner.invoke(app, ["rebuild"])
+    assert rb.exit_code == 0 and "1 games" in rb.output
+
+
+def test_schemas_are_written_for_every_title(tmp_path):
+    res = CliRunner().invoke(app, ["schemas", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "toy.json").read_text())
+    assert set(doc["properties"]) == {"command", "event", "view", "feed_entry"}
+    assert "toy.add" in json.dumps(doc) and (tmp_path / "outcome.json").exists()
+
+
+def test_a_consumer_holding_pending_entries_is_never_reaped(settings):
+    async def main():
+        r = connect(settings.url)
+        stream = f"{settings.namespace}:reap-test"
+        busy = GroupReader(r, stream, "g", "busy", count=1)
+        idle = GroupReader(r, stream, "g", "idle", count=1)
+        me = GroupReader(r, stream, "g", "me")
+        await busy.ensure_group()
+        await r.xadd(stream, {"x": "1"})
+        await r.xadd(stream, {"x": "2"})
+        assert len(await busy.read()) == 1  # busy now holds a pending entry
+        (mid, _), = await idle.read()
+        await r.xack(stream, "g", mid)  # idle holds nothing
+        assert await me.reap(0) == 1
+        names = {c["name"].decode() if isinstance(c["name"], bytes) else c["name"] for c in await r.xinfo_consumers(stream, "g")}
+        assert "busy" in names and "idle" not in names
+        await r.delete(stream)
+        await r.aclose()
+
+    anyio.run(main)
+
+
+def test_an_undecodable_command_is_parked_and_the_worker_goes_on(settings):
+    async def main():
+        async with services_running(settings, titles=["toy"]) as s:
+            r = s["redis"]
+            c = BusClient(r, settings)
+            gid, v = await c.setup("toy", 1, {"target": 50})
+            p = settings.keys.partition(gid)
+            await r.xadd(settings.keys.commands(p, "toy"), {"c": b"\xc1 not msgpack"})
+            await r.xadd(settings.keys.commands(p, "toy"), {"c": msgspec.msgpack.encode({"command_id": "x", "game_id": gid})})
+            out = await c.submit("toy", gid, Add(n=1), 0)
+            assert out.version == v + 1
+            dead = await r.xrange(settings.keys.dead(p, "toy"))
+            assert len(dead) == 2 and all(b"undecodable envelope" in f[b"error"] for _, f in dead)
+
+    anyio.run(main)
+
+
+def test_a_bad_body_is_rejected_with_bad_command_and_nothing_written(settings):
+    async def main():
+        async with services_running(settings, titles=["toy"]) as s:
+            r = s["redis"]
+            c = BusClient(r, settings)
+            gid, v = await c.setup("toy", 1, {"target": 50})
+            from schemas.envelope import CommandEnvelope
+            from services.adapters.redis_store import ENC
+
+            for i, body in enumerate([{"type": "toy.add", "n": "three"}, {"type": "toy.fly"}, {"n": 1},
+                                      {"type": "toy.add", "n": 1, "extra": True}, "not a map"]):
+                env = {"command_id": f"b{i}", "game_id": gid, "title": "toy", "seat": 0, "body": body}
+                await r.xadd(settings.keys.commands(settings.keys.partition(gid), "toy"), {"c": ENC.encode(env)})
+                out = await c.bus.wait(gid, f"b{i}", 10)
+                assert out.code == "bad_command" and out.message.endswith("."), out
+            del CommandEnvelope
+            huge = await c.submit("toy", gid, Add(n=2**63), 0)
+            assert huge.code == "bad_amount"
+            assert await r.xlen(settings.keys.game(gid, "events")) == v
+
+    anyio.run(main)
