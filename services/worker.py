@@ -170,14 +170,15 @@ class Worker:
         try:
             env: CommandEnvelope = ENVELOPE_DECODER.decode(raw)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
             ids = _readable_ids(raw)
-            if ids is not None:  # the caller can be told: a rejection under its command id
+            if ids is not None:  # parked for operators, and the caller is told under its command id
                 gid, cid = ids
                 out = Rejected(command_id=cid, game_id=gid, code="bad_command", message=f"The command envelope is invalid: {exc}.")
-                await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid)
-                log.info("command_rejected", title=self.title.name, game_id=gid, command_id=cid, code="bad_command")
+                await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid,
+                                        dead=(dead, raw, f"undecodable envelope: {exc}"))
+                log.warning("envelope_undecodable", title=self.title.name, game_id=gid, command_id=cid, error=str(exc))
                 return
-            dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
             await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=f"undecodable envelope: {exc}")
             log.warning("envelope_undecodable", title=self.title.name, message_id=mid, error=str(exc))
             return
