@@ -8,7 +8,8 @@ unknown tags, fields of wrong types, huge and negative numbers, long strings, ex
 
 Every case must get a clear answer under its command id -- a rejection with a code and a
 sentence (a replayed id: exactly its first outcome) -- with no event written, nothing parked as
-a handling failure (an invalid envelope is also dead-lettered for operators), and every worker still serving a valid command at the end.
+a handling failure (an invalid envelope is also dead-lettered for operators), and every worker
+still serving a valid command at the end.
 """
 
 from __future__ import annotations
