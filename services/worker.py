@@ -183,6 +183,14 @@ class Worker:
             await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=f"undecodable envelope: {exc}")
             log.warning("envelope_undecodable", title=self.title.name, message_id=mid, error=str(exc))
             return
+        if not GAME_ID.match(env.game_id) or not COMMAND_ID.match(env.command_id):
+            # No key may be named after an id that is not one (any length, any bytes): park.
+            dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
+            await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw,
+                                  error="bad game id" if not GAME_ID.match(env.game_id) else "bad command id")
+            log.warning("command_parked", title=self.title.name, message_id=mid, game_id=env.game_id[:80],
+                        command_id=env.command_id[:80], error="bad id")
+            return
         blog = log.bind(title=self.title.name, game_id=env.game_id, command_id=env.command_id)
 
         async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None) -> bool:
@@ -193,13 +201,6 @@ class Worker:
             blog.info("command_rejected", code=getattr(stored, "code", code), version=version)
             return True
 
-        if not GAME_ID.match(env.game_id) or not COMMAND_ID.match(env.command_id):
-            if not GAME_ID.match(env.game_id):  # no key can hold an outcome for it: park
-                dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
-                await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error="bad game id")
-                return
-            await refuse("bad_command", "A command id is 1 to 64 characters of letters, digits and _ . : -.")
-            return
         if env.title != self.title.name or self.keys.commands(self.keys.partition(env.game_id), env.title) != stream:
             await refuse("bad_command", f"The command for title {env.title!r} arrived on the wrong stream.")
             return
