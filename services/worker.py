@@ -214,7 +214,11 @@ class Worker:
         for attempt in range(MAX_CONFLICT_RETRIES):
             if attempt:  # another replica moved the game on: back off a little, with jitter
                 await anyio.sleep(random.uniform(0, min(0.002 * attempt, 0.05)))
-            game = await self._game(env.game_id)
+            try:
+                game = await self._game(env.game_id)
+            except Rejection as rej:  # the game id belongs to a game of another title
+                await refuse(rej.code, rej.message)
+                return
             seed = self.seeds.get(env.game_id) or await self.store.seed(env.game_id)
             if seed is None and game.version > 0:
                 # never decide (or reveal) with a made-up seed: the command fails and is parked
@@ -254,6 +258,9 @@ class Worker:
         if g is not None:
             self.cache.move_to_end(game_id)
             return g
+        owner = await self.r.hget(self.keys.game(game_id, "meta"), "title")
+        if owner is not None and owner.decode() != self.title.name:
+            raise Rejection("wrong_title", f"Game {game_id!r} is a game of another title.")
         return await self.store.load(self.codec, game_id)
 
     def _remember(self, game: lifecycle.Game, seed: bytes) -> None:

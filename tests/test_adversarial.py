@@ -105,3 +105,25 @@ def test_bad_envelopes_get_a_rejection_or_are_parked_and_nothing_is_appended(set
 
 async def _eq(aw, n):
     return await aw == n
+
+
+def test_a_command_of_another_title_never_touches_a_game(settings):
+    """A questeros command naming a toy game (on the questeros stream of the right partition) is
+    refused: it must not append lifecycle events to a game of another title."""
+    async def main():
+        async with services_running(settings, titles=["toy", "questeros"]) as s:
+            r = s["redis"]
+            c = BusClient(r, settings, timeout=10)
+            gid = await c.create("toy", 2, {"target": 50})
+            out = await c.submit("questeros", gid, JoinSeat(name="Mallory"), 0)
+            assert isinstance(out, Rejected) and out.code == "wrong_title", out
+            gid2, v = await c.setup("toy", 2, {"target": 50})
+            out = await c.submit("questeros", gid2, StartGame(), 0)
+            assert isinstance(out, Rejected) and out.code == "wrong_title", out
+            out = await c.submit("toy", gid2, Add(n=1), 0)
+            assert isinstance(out, Accepted) and out.version == v + 1
+            await chain_ok(r, settings, "toy", gid)
+            await chain_ok(r, settings, "toy", gid2)
+            assert await r.xlen(settings.keys.game(gid, "events")) == 1
+
+    anyio.run(main)

@@ -8,7 +8,7 @@ the same command. No title writes the lifecycle again.
 Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
 ``no_such_game``, ``bad_options``, ``bad_seats``, ``not_in_lobby``, ``seat_out_of_range``,
 ``seat_taken``, ``seat_open``, ``not_seated``, ``seats_open``, ``bad_name``,
-``bad_client_seed``, ``game_not_started``, ``game_over``.
+``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``.
 """
 
 from __future__ import annotations
@@ -131,6 +131,8 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         ]
     if game.status == "none":
         raise Rejection("no_such_game", f"There is no game {game.game_id!r}.")
+    if game.title != title.name:
+        raise Rejection("wrong_title", f"Game {game.game_id!r} is a game of another title.")
     if isinstance(body, (JoinSeat, LeaveSeat, StartGame)) and game.status != "lobby":
         raise Rejection("not_in_lobby", "Seats can be joined, left or the game started only before it starts.")
     if isinstance(body, JoinSeat):
