@@ -132,7 +132,7 @@ class Worker:
                     log.exception("worker_loop_error", title=self.title.name)
                 else:
                     log.warning("redis_unavailable", error=str(exc))
-                self.cache.clear()
+                self._forget()
                 await anyio.sleep(0.2)
                 try:
                     await rd.ensure_group()
@@ -156,7 +156,7 @@ class Worker:
                 raise
             log.exception("command_handling_failed", title=self.title.name, message_id=mid, delivered=delivered)
             await self.r.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
-            self.cache.clear()
+            self._forget()
 
     async def _park(self, rd: GroupReader, mid: str, fields: dict, error: str) -> None:
         raw = fields.get(b"c", b"")
@@ -193,9 +193,10 @@ class Worker:
             return
         blog = log.bind(title=self.title.name, game_id=env.game_id, command_id=env.command_id)
 
-        async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None) -> bool:
+        async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None, decided_hash: str = "") -> bool:
             out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=message, version=version)
-            stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, decided_at=decided_at)
+            stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, decided_at=decided_at,
+                                             decided_hash=decided_hash)
             if stored is None:
                 return False
             blog.info("command_rejected", code=getattr(stored, "code", code), version=version)
@@ -214,25 +215,29 @@ class Worker:
         for attempt in range(MAX_CONFLICT_RETRIES):
             if attempt:  # another replica moved the game on: back off a little, with jitter
                 await anyio.sleep(random.uniform(0, min(0.002 * attempt, 0.05)))
+            cached = env.game_id in self.cache
             try:
                 game = await self._game(env.game_id)
             except Rejection as rej:  # the game id belongs to a game of another title
                 await refuse(rej.code, rej.message)
                 return
-            seed = self.seeds.get(env.game_id) or await self.store.seed(env.game_id)
-            if seed is None and game.version > 0:
-                # never decide (or reveal) with a made-up seed: the command fails and is parked
-                raise RuntimeError(f"game {env.game_id!r} has events but no stored seed")
-            if seed is None:  # a new game gets its seed; any other command is refused (no_such_game)
-                seed = os.urandom(32) if isinstance(body, CreateGame) else b"\0" * 32
+            if isinstance(body, CreateGame) and game.version == 0:
+                seed = os.urandom(32)  # never a remembered one: the id may be used again after data loss
+            else:  # the remembered seed only with the game it was remembered with (checked by its hash)
+                seed = (self.seeds.get(env.game_id) if cached else None) or await self.store.seed(env.game_id)
+                if seed is None and game.version > 0:
+                    # never decide (or reveal) with a made-up seed: the command fails and is parked
+                    raise RuntimeError(f"game {env.game_id!r} has events but no stored seed")
+                if seed is None:  # no game: any command but create is refused (no_such_game)
+                    seed = b"\0" * 32
             chance = self.chance_override.get(env.game_id) or lifecycle.chance_for(game, seed)
             try:
                 bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
             except Rejection as rej:
-                if await refuse(rej.code, rej.message, game.version, decided_at=game.version):
+                if await refuse(rej.code, rej.message, game.version, decided_at=game.version, decided_hash=game.last_hash):
                     return
                 blog.info("stale_state_rejection", decided_at=game.version)
-                self.cache.pop(env.game_id, None)
+                self._forget(env.game_id)
                 continue
             envs = stamp(game, bodies, env.command_id, now_ms(), command_hash(cmd))
             after = lifecycle.fold(self.title, envs, game)
@@ -250,7 +255,7 @@ class Worker:
                 blog.info("command_duplicate", outcome=type(val).__name__)
                 return
             blog.info("version_conflict", expected=game.version, actual=val)
-            self.cache.pop(env.game_id, None)
+            self._forget(env.game_id)
         await refuse("busy", "The game changed too often while the command was decided; send it again.")
 
     async def _game(self, game_id: str) -> lifecycle.Game:
@@ -262,6 +267,15 @@ class Worker:
         if owner is not None and owner.decode() != self.title.name:
             raise Rejection("wrong_title", f"Game {game_id!r} is a game of another title.")
         return await self.store.load(self.codec, game_id)
+
+    def _forget(self, game_id: str | None = None) -> None:
+        """Drop a game (default: every game) from the state cache, with its remembered seed."""
+        if game_id is None:
+            self.cache.clear()
+            self.seeds.clear()
+        else:
+            self.cache.pop(game_id, None)
+            self.seeds.pop(game_id, None)
 
     def _remember(self, game: lifecycle.Game, seed: bytes) -> None:
         self.cache[game.game_id] = game

@@ -127,3 +127,133 @@ def test_a_command_of_another_title_never_touches_a_game(settings):
             assert await r.xlen(settings.keys.game(gid, "events")) == 1
 
     anyio.run(main)
+
+
+async def _feed(w, r, settings, env: CommandEnvelope) -> None:
+    """Put ``env`` on its stream and let worker ``w`` handle it directly (deterministic replica choice)."""
+    k = settings.keys
+    stream = k.commands(k.partition(env.game_id), env.title)
+    mid = await r.xadd(stream, {"c": ENC.encode(env)})
+    await w.handle(stream, mid.decode(), {b"c": ENC.encode(env)})
+
+
+async def _two_replicas(r, settings):
+    from services.worker import Worker
+
+    ws = [Worker(r, settings, "toy", consumer=f"replica-{i}") for i in range(2)]
+    for p in range(settings.partitions):
+        await GroupReader(r, settings.keys.commands(p, "toy"), "worker:toy", "x").ensure_group()
+    return ws
+
+
+async def _lose_last_append(r, settings, gid: str, cid: str) -> None:
+    """What an fsync-everysec Redis that died just after an append leaves: the append never happened."""
+    k = settings.keys
+    events = await EventStore(r, settings).read_events(codec("toy"), gid)
+    last = events[-1]
+    assert last.command_id == cid
+    for key in (k.game(gid, "events"), k.game(gid, "commands")):  # a stream without its top entry
+        rows = await r.xrange(key, "-", f"({last.version}-0")
+        await r.delete(key)
+        for mid, fields in rows:
+            await r.xadd(key, fields, id=mid)
+    await r.hset(k.game(gid, "meta"), mapping={"version": last.version - 1, "hash": last.prev_hash})
+    await r.delete(k.outcome(gid, cid))
+    snap = await r.get(k.game(gid, "snap"))  # written after the append: lost with it
+    if snap is not None and msgspec.msgpack.decode(snap)["version"] >= last.version:
+        await r.delete(k.game(gid, "snap"))
+
+
+def test_a_replica_with_a_cache_from_lost_writes_never_forks_the_hash_chain(settings):
+    """Replica A cached a state whose last append Redis lost; replica B appended another event
+    at that version. A must not append on its cached state (the version matches, the history
+    does not): the chain stays intact and A's command is decided on the stored state."""
+    async def main():
+        r = connect(settings.url)
+        a, b = await _two_replicas(r, settings)
+        gid = "fork1"
+        env = lambda cid, body, seat: CommandEnvelope(command_id=cid, game_id=gid, title="toy", body=body, seat=seat)  # noqa: E731
+        from schemas.envelope import CreateGame
+
+        await _feed(a, r, settings, env("c0", CreateGame(seats=1, options={"target": 500}), None))
+        await _feed(a, r, settings, env("c1", JoinSeat(name="A"), 0))
+        await _feed(a, r, settings, env("c2", StartGame(), 0))
+        await _feed(a, r, settings, env("c3", Add(n=1), 0))
+        await _lose_last_append(r, settings, gid, "c3")
+        await _feed(b, r, settings, env("c4", Add(n=3), 0))  # B loads from Redis: total 3
+        await _feed(a, r, settings, env("c5", Add(n=2), 0))  # A's cache says total 1
+        events = await chain_ok(r, settings, "toy", gid)
+        assert fold(get_title("toy"), events).rules.total == 5
+        out = await EventStore(r, settings).outcome(gid, "c5")
+        assert isinstance(out, Accepted) and out.version == len(events)
+        await r.aclose()
+
+    anyio.run(main)
+
+
+def test_a_replica_with_a_cache_from_lost_writes_never_stores_a_wrong_rejection(settings):
+    """Same as above in the lobby: A's lost history has seat 0 taken, the stored one seat 1. A must
+    not refuse seat 1's leave (seat_open) on its cached state at the same version."""
+    async def main():
+        r = connect(settings.url)
+        a, b = await _two_replicas(r, settings)
+        gid = "fork2"
+        env = lambda cid, body, seat: CommandEnvelope(command_id=cid, game_id=gid, title="toy", body=body, seat=seat)  # noqa: E731
+        from schemas.envelope import CreateGame, LeaveSeat
+
+        await _feed(a, r, settings, env("c0", CreateGame(seats=2, options={"target": 500}), None))
+        await _feed(a, r, settings, env("c1", JoinSeat(name="A"), 0))
+        await _lose_last_append(r, settings, gid, "c1")
+        await _feed(b, r, settings, env("c2", JoinSeat(name="B"), 1))
+        await _feed(a, r, settings, env("c3", LeaveSeat(), 1))
+        out = await EventStore(r, settings).outcome(gid, "c3")
+        assert isinstance(out, Accepted) and out.version == 3, out
+        await chain_ok(r, settings, "toy", gid)
+        await r.aclose()
+
+    anyio.run(main)
+
+
+async def _wipe_namespace(r, settings) -> None:
+    """What a Redis restarted without data leaves of this namespace (the shared server is never flushed)."""
+    async for key in r.scan_iter(match=f"{settings.namespace}:*"):
+        await r.delete(key)
+    for p in range(settings.partitions):
+        await GroupReader(r, settings.keys.commands(p, "toy"), "worker:toy", "x").ensure_group()
+
+
+def test_a_game_id_used_again_after_data_loss_never_reuses_a_cached_seed(settings):
+    """Replica A remembers the seed of a game that Redis lost (and that was revealed at its end).
+    The game id is created again: its new seed must be fresh, and A must use the stored seed of
+    the new game (the one its commitment names), never its cached old one."""
+    import hashlib
+
+    from schemas.envelope import CreateGame, GameCreated, SeedRevealed
+
+    async def main():
+        r = connect(settings.url)
+        a, b = await _two_replicas(r, settings)
+        env = lambda gid, cid, body, seat: CommandEnvelope(command_id=cid, game_id=gid, title="toy", body=body, seat=seat)  # noqa: E731
+        for gid in ("seed1", "seed2"):
+            await _feed(a, r, settings, env(gid, "c0", CreateGame(seats=1, options={"target": 1}), None))
+            await _feed(a, r, settings, env(gid, "c1", JoinSeat(name="A"), 0))
+            await _feed(a, r, settings, env(gid, "c2", StartGame(), 0))
+            await _feed(a, r, settings, env(gid, "c3", Add(n=1), 0))
+        old = {gid: (await EventStore(r, settings).read_events(codec("toy"), gid))[-1].body.seed for gid in ("seed1", "seed2")}
+        await _wipe_namespace(r, settings)
+        # seed1 created again through A (which cached the old, revealed seed)
+        await _feed(a, r, settings, env("seed1", "d0", CreateGame(seats=1, options={"target": 1}), None))
+        # seed2 created again through B; A plays it to its end
+        await _feed(b, r, settings, env("seed2", "d0", CreateGame(seats=1, options={"target": 1}), None))
+        for gid in ("seed1", "seed2"):
+            await _feed(a, r, settings, env(gid, "d1", JoinSeat(name="A"), 0))
+            await _feed(a, r, settings, env(gid, "d2", StartGame(), 0))
+            await _feed(a, r, settings, env(gid, "d3", Add(n=1), 0))
+            events = await chain_ok(r, settings, "toy", gid)
+            created = [e.body for e in events if isinstance(e.body, GameCreated)][0]
+            revealed = [e.body for e in events if isinstance(e.body, SeedRevealed)][0]
+            assert revealed.seed != old[gid], f"{gid}: the seed of the lost game was used again"
+            assert hashlib.sha256(bytes.fromhex(revealed.seed)).hexdigest() == created.seed_commitment, gid
+        await r.aclose()
+
+    anyio.run(main)

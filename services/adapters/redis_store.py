@@ -154,7 +154,7 @@ class EventStore:
                   stream, k.reply(gid, outcome.command_id), k.games(p), k.game(gid, "secret"), k.game(gid, "commands")],
             args=[before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
                   after.title, self.settings.reply_ttl, seed.hex() if (seed and before.version == 0) else "",
-                  ENC.encode(command), *[ENC.encode(e) for e in events]],
+                  ENC.encode(command), before.last_hash, *[ENC.encode(e) for e in events]],
         )
         tag = res[0].decode()
         if tag == "dup":
@@ -162,12 +162,13 @@ class EventStore:
         return tag, int(res[1])
 
     async def reject(self, *, outcome: Rejected, stream: str, group: str, msg_id: str,
-                     dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None) -> Outcome | None:
+                     dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None,
+                     decided_hash: str = "") -> Outcome | None:
         """Store a rejection (unless an outcome exists), acknowledge and reply; returns the stored outcome.
 
         ``dead``: ``(dead-letter stream, payload, error)`` to park the command as well.
-        ``decided_at``: the game version the rule refused it on; if the game has moved on since,
-        nothing is written and None is returned (decide again on the new state).
+        ``decided_at``, ``decided_hash``: the game version and last hash the rule refused it on; if
+        the game is not there any more, nothing is written and None is returned (decide again).
         """
         k = self.keys
         dl_key, payload, err = dead if dead else (k.dead(k.partition(outcome.game_id), "none"), b"", "")
@@ -175,7 +176,7 @@ class EventStore:
             keys=[k.outcome(outcome.game_id, outcome.command_id), stream, k.reply(outcome.game_id, outcome.command_id), dl_key,
                   k.game(outcome.game_id, "meta")],
             args=[group, msg_id, ENC.encode(outcome), self.settings.reply_ttl, payload, err,
-                  "" if decided_at is None else decided_at],
+                  "" if decided_at is None else decided_at, decided_hash],
         )
         if res[0] == b"conflict":
             return None
