@@ -108,7 +108,7 @@ class Projector:
                 if time.monotonic() - last_claim >= claim_every:
                     last_claim = time.monotonic()
                     for mid, fields, _n in await rd.claim(self.min_idle_ms):
-                        await self._entry(rd, mid, fields)
+                        await self._entry_isolated(rd, mid, fields)
                 if time.monotonic() - last_reap >= 60:
                     last_reap = time.monotonic()
                     await rd.reap(self.reap_idle_ms)
@@ -117,7 +117,7 @@ class Projector:
                     log.warning("fault_hang_after_read", pending=len(entries))
                     await anyio.sleep_forever()
                 for mid, fields in entries:
-                    await self._entry(rd, mid, fields)
+                    await self._entry_isolated(rd, mid, fields)
             except Exception as exc:
                 if _is_connection_error(exc):
                     log.warning("redis_unavailable", error=str(exc))
@@ -129,6 +129,18 @@ class Projector:
                     await rd.ensure_group()
                 except Exception:
                     pass
+
+    async def _entry_isolated(self, rd: GroupReader, mid: str, fields: dict) -> None:
+        """One log entry; an entry that cannot be applied stays pending (reclaimed later) and is
+        logged, and never holds up the entries read or reclaimed with it."""
+        try:
+            await self._entry(rd, mid, fields)
+        except Exception as exc:
+            if _is_connection_error(exc):
+                raise
+            gid = fields.get(b"g", b"?").decode(errors="replace")
+            log.exception("projection_failed", log_stream=rd.stream, message_id=mid, game_id=gid[:80])
+            self.cache.pop(gid, None)
 
     async def _entry(self, rd: GroupReader, mid: str, fields: dict) -> None:
         gid = fields[b"g"].decode()

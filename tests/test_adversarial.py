@@ -257,3 +257,26 @@ def test_a_game_id_used_again_after_data_loss_never_reuses_a_cached_seed(setting
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_a_poison_log_entry_does_not_hold_up_the_entries_behind_it(settings):
+    """A partition-log entry the projector cannot apply (unregistered title, missing field) stays
+    pending; the other games' entries read or reclaimed with it are projected."""
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings, timeout=10)
+        k = settings.keys
+        async with services_running(settings, titles=["toy"], projector=False, r=r):
+            gid = await c.create("toy", 1, {"target": 50}, game_id="poison-victim")
+            p = k.partition(gid)
+            await r.xadd(k.log(p), {"g": "ghost", "t": "no-such-title", "v": "1", "e": b"x"})
+            await r.xadd(k.log(p), {"junk": "1"})
+            await c.submit("toy", gid, JoinSeat(name="A"), 0)
+            out = await c.submit("toy", gid, StartGame(), 0)
+            async with services_running(settings, titles=[], r=r, projector_kwargs=FAST):
+                await c.wait_projected(gid, out.version, timeout=10)
+                rd = GroupReader(r, k.log(p), "projector", "probe")
+                await until(lambda: _eq(rd.pending_count(), 2), what="only the two poison entries pending")
+        await r.aclose()
+
+    anyio.run(main)
