@@ -280,3 +280,117 @@ def test_a_poison_log_entry_does_not_hold_up_the_entries_behind_it(settings):
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_worker_and_projector_sigkilled_at_random_moments_every_command_one_outcome(settings, tmp_path):
+    """Bot games while a seeded killer SIGKILLs the worker or the projector subprocess at random
+    moments and starts a new one. Clients resend the same command id until an outcome comes.
+    After: one outcome per command id, gap-free intact hash chains, read models equal replay,
+    nothing left pending."""
+    import random
+    import time
+
+    from services.client import NoOutcome
+    from services.kernel import game as lifecycle
+    from services.projector import projection
+    from tests.procs import kill9, spawn, stop
+
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings, timeout=2)
+        k = settings.keys
+        rng = random.Random(20261130)
+        procs = {"worker": None, "projector": None}
+        args = {"worker": ("worker", "--title", "toy", "--min-idle-ms", "300"), "projector": ("projector", "--min-idle-ms", "300")}
+        for name in procs:
+            procs[name] = spawn(settings, *args[name], log=tmp_path / f"{name}.log")
+        outcomes: dict[tuple[str, str], list] = {}
+        done = anyio.Event()
+
+        async def submit(gid, body, seat, cid):
+            while True:  # resend the same command id until an outcome comes
+                try:
+                    out = await c.submit("toy", gid, body, seat, command_id=cid)
+                except NoOutcome:
+                    continue
+                outcomes.setdefault((gid, cid), []).append(out)
+                return out
+
+        async def player(i):
+            prng = random.Random(i)
+            gid = f"kill{i}"
+            from schemas.envelope import CreateGame
+
+            await submit(gid, CreateGame(seats=2, options={"target": 25}), None, "create")
+            await submit(gid, JoinSeat(name="A"), 0, "j0")
+            await submit(gid, JoinSeat(name="B"), 1, "j1")
+            await submit(gid, StartGame(), 0, "start")
+            n = 0
+            while True:
+                n += 1
+                seat = (n - 1) % 2
+                out = await submit(gid, Add(n=prng.randint(1, 3)), seat, f"m{n}")
+                assert isinstance(out, Accepted), out
+                if out.events > 1:
+                    return gid
+
+        async def killer():
+            kills = 0
+            while not done.is_set() and kills < 8:
+                await anyio.sleep(rng.uniform(0.1, 0.6))
+                name = rng.choice(["worker", "worker", "projector"])
+                kill9(procs[name])
+                procs[name] = spawn(settings, *args[name], log=tmp_path / f"{name}.log")
+                kills += 1
+
+        try:
+            t0 = time.monotonic()
+            games = []
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(killer)
+
+                async def run_players():
+                    async with anyio.create_task_group() as tg2:
+                        for i in range(4):
+                            tg2.start_soon(lambda i=i: _append(games, player(i)))
+                    done.set()
+
+                tg.start_soon(run_players)
+            assert time.monotonic() - t0 < 40
+            for (gid, cid), outs in outcomes.items():
+                stored = await EventStore(r, settings).outcome(gid, cid)
+                assert all(o == stored for o in outs), (gid, cid, outs, stored)
+            title = get_title("toy")
+            for gid in games:
+                events = await chain_ok(r, settings, "toy", gid)
+                game = fold(title, events)
+                assert game.status == "finished"
+                await c.wait_projected(gid, game.version, timeout=20)
+                views, _ = projection(title, game, [])
+                for seat, raw in views:
+                    assert await r.get(k.view(gid, seat)) == raw, (gid, seat)
+                for seat in (0, 1, None):
+                    feed = await c.feed(gid, seat)
+                    assert [e["version"] for e in feed] == [e.version for e in events if lifecycle.redact(title, e, seat) is not None]
+            streams = [k.commands(p, "toy") for p in range(settings.partitions)]
+            logs_ = [k.log(p) for p in range(settings.partitions)]
+
+            async def settled():
+                n = 0
+                for s in streams:
+                    n += await GroupReader(r, s, "worker:toy", "probe").pending_count()
+                for s in logs_:
+                    n += await GroupReader(r, s, "projector", "probe").pending_count()
+                return n == 0
+
+            await until(settled, timeout=20, what="no pending entries")
+        finally:
+            for p in procs.values():
+                stop(p)
+            await r.aclose()
+
+    anyio.run(main)
+
+
+async def _append(acc, aw):
+    acc.append(await aw)
