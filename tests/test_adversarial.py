@@ -394,3 +394,40 @@ def test_worker_and_projector_sigkilled_at_random_moments_every_command_one_outc
 
 async def _append(acc, aw):
     acc.append(await aw)
+
+
+def test_redis_down_for_seconds_services_wait_without_spinning_and_lose_nothing(own_server, settings):
+    """Redis stopped for a few seconds mid-game: the services back off (little CPU), a command
+    sent during the outage is handled once Redis is back, and the game goes on."""
+    import dataclasses
+    import time
+
+    settings = dataclasses.replace(settings, url=own_server.url)
+
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings, timeout=30)
+        async with services_running(settings, titles=["toy"], r=r, worker_kwargs=FAST, projector_kwargs=FAST):
+            gid, v = await c.setup("toy", 2, {"target": 100})
+            await anyio.to_thread.run_sync(own_server.stop)
+            cpu0 = time.process_time()
+            late: list = []
+
+            async def send_during_outage():
+                late.append(await c.submit("toy", gid, Add(n=2), 0, command_id="during-outage"))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_during_outage)
+                await anyio.sleep(4)  # the outage itself (not a wait for a result)
+                cpu = time.process_time() - cpu0
+                await anyio.to_thread.run_sync(own_server.start)
+            assert cpu < 1.0, f"{cpu:.2f} s of CPU in a 4 s outage: the services spin"
+            assert isinstance(late[0], Accepted) and late[0].version == v + 1, late
+            out = await c.submit("toy", gid, Add(n=1), 1)
+            assert isinstance(out, Accepted) and out.version == v + 2
+            await c.wait_projected(gid, out.version, timeout=20)
+            assert (await c.view(gid, None))["view"]["total"] == 3
+            await chain_ok(r, settings, "toy", gid)
+        await r.aclose()
+
+    anyio.run(main)
