@@ -431,3 +431,51 @@ def test_redis_down_for_seconds_services_wait_without_spinning_and_lose_nothing(
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_the_seed_appears_nowhere_but_its_key_until_the_game_ends(settings, capsys):
+    """Mid-game (after a poisoned command, a rejection, a parked entry): the secret seed is in no
+    key but ``:secret`` (views, feeds, outcomes, replies, dead letters, lobby, snapshots, events)
+    and in no log line; seat 1's view and feed never show seat 0's card."""
+    async def main():
+        async with services_running(settings, titles=["toy"], worker_kwargs={"min_idle_ms": 100, "max_deliveries": 1}) as s:
+            r = s["redis"]
+            c = BusClient(r, settings, timeout=10)
+            k = settings.keys
+            gid, v = await c.setup("toy", 2, {"target": 500})
+            await c.submit("toy", gid, Add(n=9), 0)  # rejected
+            await r.xadd(k.commands(k.partition(gid), "toy"), {"c": b"\xc1"})  # parked
+            out = await c.submit("toy", gid, Add(n=1), 0)
+            await c.wait_projected(gid, out.version)
+            seed = (await EventStore(r, settings).seed(gid)).hex()
+            card0 = (await c.view(gid, 0))["view"]["my_card"]
+            hits = []
+            async for key in r.scan_iter(match=f"{settings.namespace}:*"):
+                if key.endswith(b":secret"):
+                    continue
+                t = (await r.type(key)).decode()
+                if t == "string":
+                    blobs = [await r.get(key)]
+                elif t == "stream":
+                    blobs = [b"".join(f.values()) for _, f in await r.xrange(key)]
+                elif t == "hash":
+                    blobs = [b"".join(a + b for a, b in (await r.hgetall(key)).items())]
+                elif t == "list":
+                    blobs = await r.lrange(key, 0, -1)
+                elif t == "zset":
+                    blobs = [b"".join(m for m in await r.zrange(key, 0, -1))]
+                else:
+                    blobs = []
+                for b in blobs:
+                    if seed.encode() in b or bytes.fromhex(seed) in b:
+                        hits.append(key)
+            assert not hits, hits
+            for e in await c.feed(gid, 1):
+                if e["body"]["type"] == "toy.cards_dealt":
+                    assert e["body"]["cards"][0] == -1
+            assert b'"my_card":%d' % card0 not in (await c.view_raw(gid, None))
+            return seed
+
+    seed = anyio.run(main)
+    logs = capsys.readouterr()
+    assert seed not in logs.err and seed not in logs.out
