@@ -479,3 +479,53 @@ def test_the_seed_appears_nowhere_but_its_key_until_the_game_ends(settings, caps
     seed = anyio.run(main)
     logs = capsys.readouterr()
     assert seed not in logs.err and seed not in logs.out
+
+
+def test_races_between_two_replicas_one_outcome_each_and_one_winner(settings):
+    """Two worker replicas; for each of several games, at once: create racing create, the same
+    command id with different bodies from several clients, join racing join on one seat, start
+    racing leave. One outcome per command id, one winner per race, intact chains."""
+    from schemas.envelope import CreateGame, LeaveSeat
+
+    async def main():
+        r = connect(settings.url)
+        cs = [BusClient(r, settings, timeout=15) for _ in range(3)]
+        async with services_running(settings, titles=["toy"], r=r), services_running(settings, titles=["toy"], projector=False, r=r):
+            async def race(*calls):
+                outs = [None] * len(calls)
+
+                async def one(i, call):
+                    outs[i] = await call()
+
+                async with anyio.create_task_group() as tg:
+                    for i, call in enumerate(calls):
+                        tg.start_soon(one, i, call)
+                return outs
+
+            for n in range(6):
+                gid = f"race{n}"
+                outs = await race(*[lambda c=c, i=i: c.submit("toy", gid, CreateGame(seats=2, options={"target": 10 + i}), None)
+                                    for i, c in enumerate(cs)])
+                assert sum(isinstance(o, Accepted) for o in outs) == 1, outs
+                assert {o.code for o in outs if isinstance(o, Rejected)} <= {"game_exists"}, outs
+                # the same command id, different bodies, three clients
+                outs = await race(*[lambda c=c, i=i: c.submit("toy", gid, JoinSeat(name=f"P{i}"), i % 2, command_id="same")
+                                    for i, c in enumerate(cs)])
+                assert outs[0] == outs[1] == outs[2], outs
+                taken = outs[0].events if isinstance(outs[0], Accepted) else 0
+                # join racing join on the open seat
+                open_seat = 1 if (await EventStore(r, settings).load(codec("toy"), gid)).seats[0].name else 0
+                outs = await race(*[lambda c=c, i=i: c.submit("toy", gid, JoinSeat(name=f"Q{i}"), open_seat) for i, c in enumerate(cs)])
+                assert sum(isinstance(o, Accepted) for o in outs) == 1, outs
+                assert {o.code for o in outs if isinstance(o, Rejected)} <= {"seat_taken"}, outs
+                # start racing leave
+                outs = await race(lambda: cs[0].submit("toy", gid, StartGame(), 0), lambda: cs[1].submit("toy", gid, LeaveSeat(), 1))
+                acc = [o for o in outs if isinstance(o, Accepted)]
+                assert len(acc) == 1, outs
+                rej = [o for o in outs if isinstance(o, Rejected)][0]
+                assert rej.code in ("not_in_lobby", "seats_open"), outs
+                events = await chain_ok(r, settings, "toy", gid)
+                assert len(events) == acc[0].version and taken == 1
+        await r.aclose()
+
+    anyio.run(main)
