@@ -529,3 +529,27 @@ def test_races_between_two_replicas_one_outcome_each_and_one_winner(settings):
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_projection_script_never_fails_halfway_on_a_feed_that_is_ahead(settings):
+    """The applied-version record is gone while the feeds are not (a rebuild racing a projector,
+    an evicted key): the projection script must not die after writing the views (a script keeps
+    the writes made before an error); it converges to the same read models."""
+    async def main():
+        async with services_running(settings, titles=["toy"], projector_kwargs=FAST) as s:
+            r = s["redis"]
+            c = BusClient(r, settings, timeout=10)
+            k = settings.keys
+            gid, v = await c.setup("toy", 2, {"target": 100})
+            await c.wait_projected(gid, v)
+            feeds = {seat: await c.feed(gid, seat) for seat in (0, 1, None)}
+            await r.delete(k.rm(gid, "applied"))
+            out = await c.submit("toy", gid, Add(n=2), 0)
+            await c.wait_projected(gid, out.version)
+            for seat, before in feeds.items():
+                after = await c.feed(gid, seat)
+                assert after[:len(before)] == before
+                assert [e["version"] for e in after] == [e["version"] for e in before] + [out.version]
+            assert (await c.view(gid, None))["view"]["total"] == 2
+
+    anyio.run(main)

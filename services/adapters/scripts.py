@@ -104,6 +104,15 @@ if applied ~= tonumber(ARGV[1]) then
 end
 local nv = tonumber(ARGV[5])
 local nf = tonumber(ARGV[6])
+-- check first: a feed may already hold some of these versions (its applied record was lost, a
+-- rebuild raced): entries are deterministic per version, so those are kept and not added again
+-- (an XADD at or below the top id would fail after the views were written)
+local tops = {}
+for i = 1, nf do
+  local last = redis.call('XREVRANGE', KEYS[2 + nv + i], '+', '-', 'COUNT', 1)
+  tops[i] = 0
+  if #last > 0 then tops[i] = tonumber(string.match(last[1][1], '^(%d+)')) end
+end
 local a = 7
 for i = 1, nv do
   redis.call('SET', KEYS[2 + i], ARGV[a])
@@ -114,7 +123,7 @@ for i = 1, nf do
   local count = tonumber(ARGV[a])
   a = a + 1
   for j = 1, count do
-    redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1])
+    if tonumber(ARGV[a]) > tops[i] then redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1]) end
     a = a + 2
   end
 end
