@@ -164,9 +164,10 @@ class Projector:
                     await self.r.xack(log_stream, GROUP, msg_id)
                 return "skip"
             game = self.cache.get(game_id)
-            if game is None or game.version != applied:
-                game = lifecycle.fold(title, await self.store.read_events(codec, game_id, 1, applied)) if applied else lifecycle.new_game(game_id, title.name)
             new = await self.store.read_events(codec, game_id, applied + 1, version)
+            # the cache only if it is the stored history (same version and the next event chains on it)
+            if game is None or game.version != applied or (new and new[0].prev_hash != game.last_hash):
+                game = lifecycle.fold(title, await self.store.read_events(codec, game_id, 1, applied)) if applied else lifecycle.new_game(game_id, title.name)
             after = lifecycle.fold(title, new, game)
             if any(isinstance(e.body, _LOBBY_EVENTS) for e in new):
                 await self._update_lobby(after)

@@ -553,3 +553,37 @@ def test_projection_script_never_fails_halfway_on_a_feed_that_is_ahead(settings)
             assert (await c.view(gid, None))["view"]["total"] == 2
 
     anyio.run(main)
+
+
+def test_a_projector_with_a_cache_from_lost_writes_folds_the_stored_history(settings):
+    """Projector A cached a game at a version whose events Redis lost; projector B applied the
+    rewritten history to that version. A must not fold the next event onto its cached state."""
+    from services.projector import Projector
+
+    async def main():
+        r = connect(settings.url)
+        w, w2 = await _two_replicas(r, settings)
+        pa, pb = Projector(r, settings, consumer="pa"), Projector(r, settings, consumer="pb")
+        gid = "pfork"
+        env = lambda cid, body, seat: CommandEnvelope(command_id=cid, game_id=gid, title="toy", body=body, seat=seat)  # noqa: E731
+        from schemas.envelope import CreateGame
+
+        await _feed(w, r, settings, env("c0", CreateGame(seats=2, options={"target": 500}), None))
+        await _feed(w, r, settings, env("c1", JoinSeat(name="A"), 0))
+        assert await pa.apply(gid, "toy", 2) == "ok"  # A caches: seat 0 is A's
+        await _lose_last_append(r, settings, gid, "c1")
+        await r.set(settings.keys.rm(gid, "applied"), 1)  # the projection of v2 was lost too
+        for key in (settings.keys.feed(gid, s) for s in (0, 1, None)):
+            rows = await r.xrange(key, "-", "(2-0")
+            await r.delete(key)
+            for mid, f in rows:
+                await r.xadd(key, f, id=mid)
+        await _feed(w2, r, settings, env("c2", JoinSeat(name="B"), 1))
+        assert await pb.apply(gid, "toy", 2) == "ok"
+        await _feed(w2, r, settings, env("c3", JoinSeat(name="C"), 0))
+        assert await pa.apply(gid, "toy", 3) == "ok"
+        view = msgspec.json.decode(await r.get(settings.keys.view(gid, None)))
+        assert [s.get("name") for s in view["seats"]] == ["C", "B"], view
+        await r.aclose()
+
+    anyio.run(main)
