@@ -54,7 +54,10 @@ def test_bad_envelopes_get_a_rejection_or_are_parked_and_nothing_is_appended(set
             gid, v = await c.setup("toy", 2, {"target": 50})
             p = k.partition(gid)
             stream = k.commands(p, "toy")
-            cases = {  # command id -> expected rejection code (None: parked, no reply)
+            other = next(g for g in (f"other{i}" for i in range(100)) if k.partition(g) != p)
+            await c.create("toy", 1, {"target": 5}, game_id=other)
+            cases = {  # command id -> (_, envelope, expected rejection code); outcome under the envelope's game
+                "b-other-partition": ("rej", _env(command_id="b-other-partition", game_id=other), "bad_command"),
                 "b-neg-seat": ("rej", _env(command_id="b-neg-seat", game_id=gid, seat=-1), "not_seated"),
                 "b-huge-seat": ("rej", _env(command_id="b-huge-seat", game_id=gid, seat=2**62), "not_seated"),
                 "b-none-seat": ("rej", _env(command_id="b-none-seat", game_id=gid, seat=None), "not_seated"),
@@ -82,8 +85,8 @@ def test_bad_envelopes_get_a_rejection_or_are_parked_and_nothing_is_appended(set
             ]
             for f in parked:
                 await r.xadd(stream, f)
-            for cid, (_, _, code) in cases.items():
-                out = await c.bus.wait(gid, cid, timeout=10)
+            for cid, (_, env, code) in cases.items():
+                out = await c.bus.wait(env["game_id"], cid, timeout=10)
                 assert isinstance(out, Rejected), (cid[:40], out)
                 assert out.code == code, (cid[:40], out)
                 assert out.message and out.message.endswith("."), out
@@ -93,6 +96,7 @@ def test_bad_envelopes_get_a_rejection_or_are_parked_and_nothing_is_appended(set
                 assert f[b"error"]
             await until(lambda: _eq(GroupReader(r, stream, "worker:toy", "probe").pending_count(), 0), what="no pending")
             assert await r.xlen(k.game(gid, "events")) == v
+            assert await r.xlen(k.game(other, "events")) == 1
             assert await r.xlen(k.game(gid + "\n", "events")) == 0
             assert not [key async for key in r.scan_iter(match=f"{settings.namespace}:*b-cid-newline*")]
             assert not [key async for key in r.scan_iter(match=f"{settings.namespace}:*xxxxxxxxxxxxxxxx*")]
