@@ -121,6 +121,7 @@ class Worker:
                 if time.monotonic() - last_reap >= 60:
                     last_reap = time.monotonic()
                     await rd.reap(self.reap_idle_ms)
+                    await rd.trim_acked()  # command streams would grow forever
                 entries = await rd.read()
                 if entries and "hang_after_read" in self.faults:
                     log.warning("fault_hang_after_read", pending=len(entries))

@@ -591,3 +591,35 @@ def test_a_projector_with_a_cache_from_lost_writes_folds_the_stored_history(sett
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_command_streams_are_trimmed_below_the_oldest_pending_entry_only(settings):
+    """Command streams do not grow forever; an entry still pending (a dead consumer's) and every
+    entry after it survive the trim and are still handled."""
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings, timeout=10)
+        k = settings.keys
+        async with services_running(settings, titles=["toy"], projector=False, r=r):
+            gid, v = await c.setup("toy", 1, {"target": 1000})
+            for i in range(10):
+                await c.submit("toy", gid, Add(n=1), 0)
+        stream = k.commands(k.partition(gid), "toy")
+        rd = GroupReader(r, stream, "worker:toy", "doomed")
+        n0 = await r.xlen(stream)
+        assert await rd.trim_acked() == n0 - 1 and await r.xlen(stream) == 1  # the last delivered stays
+        await c.bus.send(CommandEnvelope(command_id="held", game_id=gid, title="toy", body=Add(n=2), seat=0))
+        assert len(await rd.read()) == 1  # now pending with a consumer that dies
+        await c.bus.send(CommandEnvelope(command_id="after", game_id=gid, title="toy", body=Add(n=3), seat=0))
+        assert await rd.trim_acked() == 1 and await r.xlen(stream) == 2
+        async with services_running(settings, titles=["toy"], projector=False, r=r, worker_kwargs=FAST):
+            held = await c.bus.wait(gid, "held", timeout=10)
+            after = await c.bus.wait(gid, "after", timeout=10)
+            assert isinstance(held, Accepted) and isinstance(after, Accepted)
+        assert await rd.pending_count() == 0
+        assert await rd.trim_acked() >= 1
+        events = await chain_ok(r, settings, "toy", gid)
+        assert fold(get_title("toy"), events).rules.total == 15
+        await r.aclose()
+
+    anyio.run(main)

@@ -292,6 +292,15 @@ class GroupReader:
         script = self.r.register_script(scripts.REAP_CONSUMERS)
         return int(await script(keys=[self.stream], args=[self.group, min_idle_ms, self.consumer]))
 
+    async def trim_acked(self) -> int:
+        """Trim entries older than the group's oldest pending (else last delivered) entry; returns how many.
+
+        Only for a stream read by this one group (command streams: outcomes and accepted
+        commands are stored elsewhere). Never trims a pending or undelivered entry.
+        """
+        script = self.r.register_script(scripts.TRIM_ACKED)
+        return int(await script(keys=[self.stream], args=[self.group]))
+
 
 def _entries(entries: Any) -> list[tuple[Any, dict | None]]:
     """Normalise XAUTOCLAIM entries (raw list or redis-py's parsed tuples) to ``(id, fields)``."""

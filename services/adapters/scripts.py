@@ -171,3 +171,24 @@ for _, info in ipairs(infos) do
 end
 return n
 """
+
+# Trim a command stream below everything its one consumer group may still need: the oldest
+# pending entry, else the last delivered one (so no pending or undelivered entry is ever
+# trimmed; a trimmed pending entry would be dropped by XAUTOCLAIM, i.e. lost). Outcomes and
+# accepted commands are kept elsewhere, so acknowledged entries are not needed any more.
+# Does nothing unless the stream has exactly the one group ARGV[1].
+# KEYS: 1 stream; ARGV: 1 group
+TRIM_ACKED = r"""
+local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+if not ok or #groups ~= 1 then return 0 end
+local name, last
+local g = groups[1]
+for i = 1, #g, 2 do
+  if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then last = g[i + 1] end
+end
+if name ~= ARGV[1] or not last then return 0 end
+local p = redis.call('XPENDING', KEYS[1], ARGV[1])
+local cut = last
+if tonumber(p[1]) > 0 then cut = p[2] end
+return redis.call('XTRIM', KEYS[1], 'MINID', cut)
+"""
