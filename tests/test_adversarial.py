@@ -686,3 +686,25 @@ def test_redis_sigkilled_mid_game_two_replicas_chains_stay_intact_and_read_model
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_an_embedded_server_started_from_a_thread_outlives_that_thread(tmp_path):
+    """PR_SET_PDEATHSIG is tied to the forking thread: a server (re)started through
+    anyio.to_thread died when the pooled thread ended."""
+    import threading
+
+    from services.embedded import ServerProcess
+
+    server = ServerProcess(tmp_path / "srv", prefer_bundled=False)
+    t = threading.Thread(target=server.start)
+    t.start()
+    t.join()
+    try:
+        import time
+
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:  # it must stay up (not a wait for a result)
+            assert server.proc.poll() is None, "the server died with the thread that started it"
+            time.sleep(0.05)
+    finally:
+        server.stop()
