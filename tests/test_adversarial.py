@@ -508,22 +508,22 @@ def test_races_between_two_replicas_one_outcome_each_and_one_winner(settings):
 
             for n in range(6):
                 gid = f"race{n}"
-                outs = await race(*[lambda c=c, i=i: c.submit("toy", gid, CreateGame(seats=2, options={"target": 10 + i}), None)
+                outs = await race(*[lambda c=c, i=i, gid=gid: c.submit("toy", gid, CreateGame(seats=2, options={"target": 10 + i}), None)
                                     for i, c in enumerate(cs)])
                 assert sum(isinstance(o, Accepted) for o in outs) == 1, outs
                 assert {o.code for o in outs if isinstance(o, Rejected)} <= {"game_exists"}, outs
                 # the same command id, different bodies, three clients
-                outs = await race(*[lambda c=c, i=i: c.submit("toy", gid, JoinSeat(name=f"P{i}"), i % 2, command_id="same")
+                outs = await race(*[lambda c=c, i=i, gid=gid: c.submit("toy", gid, JoinSeat(name=f"P{i}"), i % 2, command_id="same")
                                     for i, c in enumerate(cs)])
                 assert outs[0] == outs[1] == outs[2], outs
                 taken = outs[0].events if isinstance(outs[0], Accepted) else 0
                 # join racing join on the open seat
                 open_seat = 1 if (await EventStore(r, settings).load(codec("toy"), gid)).seats[0].name else 0
-                outs = await race(*[lambda c=c, i=i: c.submit("toy", gid, JoinSeat(name=f"Q{i}"), open_seat) for i, c in enumerate(cs)])
+                outs = await race(*[lambda c=c, i=i, gid=gid, seat=open_seat: c.submit("toy", gid, JoinSeat(name=f"Q{i}"), seat) for i, c in enumerate(cs)])
                 assert sum(isinstance(o, Accepted) for o in outs) == 1, outs
                 assert {o.code for o in outs if isinstance(o, Rejected)} <= {"seat_taken"}, outs
                 # start racing leave
-                outs = await race(lambda: cs[0].submit("toy", gid, StartGame(), 0), lambda: cs[1].submit("toy", gid, LeaveSeat(), 1))
+                outs = await race(lambda gid=gid: cs[0].submit("toy", gid, StartGame(), 0), lambda gid=gid: cs[1].submit("toy", gid, LeaveSeat(), 1))
                 acc = [o for o in outs if isinstance(o, Accepted)]
                 assert len(acc) == 1, outs
                 rej = [o for o in outs if isinstance(o, Rejected)][0]
@@ -602,7 +602,7 @@ def test_command_streams_are_trimmed_below_the_oldest_pending_entry_only(setting
         k = settings.keys
         async with services_running(settings, titles=["toy"], projector=False, r=r):
             gid, v = await c.setup("toy", 1, {"target": 1000})
-            for i in range(10):
+            for _i in range(10):
                 await c.submit("toy", gid, Add(n=1), 0)
         stream = k.commands(k.partition(gid), "toy")
         rd = GroupReader(r, stream, "worker:toy", "doomed")
