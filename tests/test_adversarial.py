@@ -708,3 +708,32 @@ def test_an_embedded_server_started_from_a_thread_outlives_that_thread(tmp_path)
             time.sleep(0.05)
     finally:
         server.stop()
+
+
+def test_a_snapshot_that_does_not_decode_or_does_not_match_the_stream_is_ignored(settings):
+    """A snapshot is a cache: one written by an older state type (it no longer decodes) or one
+    that is not of this game's stored history (its hash differs from the stored event at its
+    version) must not break or mislead the load; the game is folded from its events."""
+    async def main():
+        async with services_running(settings, titles=["toy"]) as s:
+            r = s["redis"]
+            c = BusClient(r, settings, timeout=10)
+            k = settings.keys
+            gid, v = await c.setup("toy", 1, {"target": 1000})
+            for _ in range(6):
+                out = await c.submit("toy", gid, Add(n=1), 0)
+            store = EventStore(r, settings)
+            full = fold(get_title("toy"), await store.read_events(codec("toy"), gid))
+            snap = msgspec.msgpack.decode(await r.get(k.game(gid, "snap")))
+            bad_type = dict(snap, rules={"renamed": 1})
+            other_history = dict(snap, rules=dict(snap["rules"], total=999), last_hash="ab" * 32)
+            for bad in (b"\xc1garbage", msgspec.msgpack.encode(bad_type), msgspec.msgpack.encode(other_history)):
+                await r.set(k.game(gid, "snap"), bad)
+                assert await store.load(codec("toy"), gid) == full
+            s["workers"]["toy"]._forget()
+            out = await c.submit("toy", gid, Add(n=2), 0)
+            assert isinstance(out, Accepted) and out.version == full.version + 1, out
+            await c.wait_projected(gid, out.version)
+            assert (await c.view(gid, None))["view"]["total"] == 8
+
+    anyio.run(main)

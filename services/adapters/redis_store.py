@@ -112,8 +112,15 @@ class EventStore:
         title = codec.title
         game = lifecycle.new_game(game_id, title.name)
         snap = await self.r.get(self.keys.game(game_id, "snap"))
-        if snap is not None:
-            game = msgspec.msgpack.decode(snap, type=lifecycle.Game[title.state_type])
+        if snap is not None:  # a cache: used only if it decodes and is of the stored history
+            try:
+                cached = msgspec.msgpack.decode(snap, type=lifecycle.Game[title.state_type])
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                cached = None  # e.g. written by an older state type
+            if cached is not None and cached.version > 0:
+                at = await self.read_events(codec, game_id, cached.version, cached.version)
+                if at and at[0].hash == cached.last_hash:
+                    game = cached
         tail = await self.read_events(codec, game_id, start=game.version + 1)
         return lifecycle.fold(title, tail, game)
 
