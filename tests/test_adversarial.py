@@ -737,3 +737,23 @@ def test_a_snapshot_that_does_not_decode_or_does_not_match_the_stream_is_ignored
             assert (await c.view(gid, None))["view"]["total"] == 8
 
     anyio.run(main)
+
+
+def test_reclaimed_entries_report_their_delivery_count_among_many_fresh_pending_ones(settings):
+    """The delivery count of reclaimed entries (what parks a poison command) must be read for
+    every one of them, also when the consumer holds many younger pending entries between them."""
+    async def main():
+        r = connect(settings.url)
+        stream = settings.keys.commands(0, "toy")
+        rd = GroupReader(r, stream, "worker:toy", "me", count=100)
+        await rd.ensure_group()
+        ids = [(await r.xadd(stream, {"c": b"x"})).decode() for _ in range(40)]
+        assert len(await rd.read()) == 40
+        old = ids[3::4]  # 10 old entries, 3 young ones between each two
+        await r.execute_command("XCLAIM", stream, "worker:toy", "me", 0, *old, "IDLE", 600_000, "RETRYCOUNT", 6)
+        got = await rd.claim(300_000)
+        assert sorted(m for m, _, _ in got) == sorted(old)
+        assert {m: n for m, _, n in got} == dict.fromkeys(old, 7)
+        await r.aclose()
+
+    anyio.run(main)

@@ -277,14 +277,31 @@ class GroupReader:
             nxt, entries = resp[0], resp[1]
             claimed = [(m.decode() if isinstance(m, bytes) else m, f) for m, f in _entries(entries) if f is not None]
             if claimed:
-                pend = await self.r.xpending_range(self.stream, self.group, claimed[0][0], claimed[-1][0], len(claimed) + 10, consumername=self.consumer)
-                counts = {p["message_id"].decode() if isinstance(p["message_id"], bytes) else p["message_id"]: p["times_delivered"] for p in pend}
+                counts = await self._delivery_counts(claimed[0][0], claimed[-1][0], {m for m, _ in claimed})
                 out += [(m, f, counts.get(m, 1)) for m, f in claimed]
             nxt = nxt.decode() if isinstance(nxt, bytes) else nxt
             if nxt == "0-0":
                 break
             start = nxt
         return out
+
+    async def _delivery_counts(self, lo: str, hi: str, want: set[str]) -> dict[str, int]:
+        """Times delivered of the ids ``want`` (between ``lo`` and ``hi``) pending with this consumer.
+
+        Paged: the consumer may hold many younger pending entries between them (entries whose
+        handling failed lately), and a missed count would never let a poison command be parked.
+        """
+        counts: dict[str, int] = {}
+        while True:
+            pend = await self.r.xpending_range(self.stream, self.group, lo, hi, 200, consumername=self.consumer)
+            for p in pend:
+                mid = p["message_id"].decode() if isinstance(p["message_id"], bytes) else p["message_id"]
+                if mid in want:
+                    counts[mid] = p["times_delivered"]
+            if len(pend) < 200 or want <= counts.keys():
+                return counts
+            last = pend[-1]["message_id"]
+            lo = "(" + (last.decode() if isinstance(last, bytes) else last)
 
     async def pending_count(self) -> int:
         """Entries delivered to the group and not yet acknowledged (all consumers)."""
