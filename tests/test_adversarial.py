@@ -129,6 +129,24 @@ def test_a_command_of_another_title_never_touches_a_game(settings):
             await chain_ok(r, settings, "toy", gid)
             await chain_ok(r, settings, "toy", gid2)
             assert await r.xlen(settings.keys.game(gid, "events")) == 1
+            from schemas.envelope import CreateGame
+
+            for n in range(5):  # create racing create of the same id by two titles: one game, one title
+                gid3 = f"titlerace{n}"
+                outs = {}
+
+                async def create(t, gid3=gid3, outs=outs):
+                    outs[t] = await c.submit(t, gid3, CreateGame(seats=2, options={}), None)
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(create, "toy")
+                    tg.start_soon(create, "questeros")
+                won = [t for t, o in outs.items() if isinstance(o, Accepted)]
+                assert len(won) == 1, outs
+                lost = [o for o in outs.values() if isinstance(o, Rejected)]
+                assert [o.code for o in lost] == ["wrong_title"], outs
+                assert (await r.hget(settings.keys.game(gid3, "meta"), "title")).decode() == won[0]
+                await chain_ok(r, settings, won[0], gid3)
 
     anyio.run(main)
 

@@ -111,6 +111,8 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
             "stale_version",
             f"The command expected version {envelope.expected_version} but the game is at version {game.version}.",
         )
+    if game.status != "none" and game.title != title.name:
+        raise Rejection("wrong_title", f"Game {game.game_id!r} is a game of another title.")
     if isinstance(body, CreateGame):
         if game.status != "none":
             raise Rejection("game_exists", f"Game {game.game_id!r} already exists.")
@@ -131,8 +133,6 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         ]
     if game.status == "none":
         raise Rejection("no_such_game", f"There is no game {game.game_id!r}.")
-    if game.title != title.name:
-        raise Rejection("wrong_title", f"Game {game.game_id!r} is a game of another title.")
     if isinstance(body, (JoinSeat, LeaveSeat, StartGame)) and game.status != "lobby":
         raise Rejection("not_in_lobby", "Seats can be joined, left or the game started only before it starts.")
     if isinstance(body, JoinSeat):
