@@ -195,6 +195,8 @@ class Worker:
         blog = log.bind(title=self.title.name, game_id=env.game_id, command_id=env.command_id)
 
         async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None, decided_hash: str = "") -> bool:
+            if len(message) > 300:  # it may echo client strings (an unknown field, a title): stored for good
+                message = message[:297] + "..."
             out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=message, version=version)
             stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, decided_at=decided_at,
                                              decided_hash=decided_hash)
