@@ -149,8 +149,11 @@ class Projector:
         await self.apply(gid, title, v, log_stream=rd.stream, msg_id=mid)
 
     async def apply(self, game_id: str, title_name: str, version: int, *, log_stream: str | None = None, msg_id: str = "") -> str:
-        """Bring the read models of a game up to ``version``; returns ``ok`` or ``skip``.
+        """Bring the read models of a game up to at least ``version``; returns ``ok`` or ``skip``.
 
+        It projects every event stored so far, not just up to ``version``: a command's events are
+        appended atomically, so read models only ever show the state after a whole command (never
+        one between the events of a command), and later log entries of the batch are skips.
         Acknowledges ``msg_id`` on ``log_stream`` in the same script as the writes.
         """
         codec = get_codec(title_name)
@@ -164,7 +167,7 @@ class Projector:
                     await self.r.xack(log_stream, GROUP, msg_id)
                 return "skip"
             game = self.cache.get(game_id)
-            new = await self.store.read_events(codec, game_id, applied + 1, version)
+            new = await self.store.read_events(codec, game_id, applied + 1)
             # the cache only if it is the stored history (same version and the next event chains on it)
             if game is None or game.version != applied or (new and new[0].prev_hash != game.last_hash):
                 game = lifecycle.fold(title, await self.store.read_events(codec, game_id, 1, applied)) if applied else lifecycle.new_game(game_id, title.name)
