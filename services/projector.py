@@ -110,7 +110,7 @@ class Projector:
                 if time.monotonic() - last_claim >= claim_every:
                     last_claim = time.monotonic()
                     for mid, fields, _n in await rd.claim(self.min_idle_ms):
-                        await self._entry(rd, mid, fields)
+                        await self._entry_isolated(rd, mid, fields)
                 if time.monotonic() - last_reap >= 60:
                     last_reap = time.monotonic()
                     await rd.reap(self.reap_idle_ms)
@@ -119,7 +119,7 @@ class Projector:
                     log.warning("fault_hang_after_read", pending=len(entries))
                     await anyio.sleep_forever()
                 for mid, fields in entries:
-                    await self._entry(rd, mid, fields)
+                    await self._entry_isolated(rd, mid, fields)
             except Exception as exc:
                 if _is_connection_error(exc):
                     log.warning("redis_unavailable", error=str(exc))
@@ -132,6 +132,18 @@ class Projector:
                 except Exception:
                     pass
 
+    async def _entry_isolated(self, rd: GroupReader, mid: str, fields: dict) -> None:
+        """One log entry; an entry that cannot be applied stays pending (reclaimed later) and is
+        logged, and never holds up the entries read or reclaimed with it."""
+        try:
+            await self._entry(rd, mid, fields)
+        except Exception as exc:
+            if _is_connection_error(exc):
+                raise
+            gid = fields.get(b"g", b"?").decode(errors="replace")
+            log.exception("projection_failed", log_stream=rd.stream, message_id=mid, game_id=gid[:80])
+            self.cache.pop(gid, None)
+
     async def _entry(self, rd: GroupReader, mid: str, fields: dict) -> None:
         gid = fields[b"g"].decode()
         title = fields[b"t"].decode()
@@ -139,8 +151,11 @@ class Projector:
         await self.apply(gid, title, v, log_stream=rd.stream, msg_id=mid)
 
     async def apply(self, game_id: str, title_name: str, version: int, *, log_stream: str | None = None, msg_id: str = "") -> str:
-        """Bring the read models of a game up to ``version``; returns ``ok`` or ``skip``.
+        """Bring the read models of a game up to at least ``version``; returns ``ok`` or ``skip``.
 
+        It projects every event stored so far, not just up to ``version``: a command's events are
+        appended atomically, so read models only ever show the state after a whole command (never
+        one between the events of a command), and later log entries of the batch are skips.
         Acknowledges ``msg_id`` on ``log_stream`` in the same script as the writes.
         """
         codec = get_codec(title_name)
@@ -154,9 +169,10 @@ class Projector:
                     await self.r.xack(log_stream, GROUP, msg_id)
                 return "skip"
             game = self.cache.get(game_id)
-            if game is None or game.version != applied:
+            new = await self.store.read_events(codec, game_id, applied + 1)
+            # the cache only if it is the stored history (same version and the next event chains on it)
+            if game is None or game.version != applied or (new and new[0].prev_hash != game.last_hash):
                 game = lifecycle.fold(title, await self.store.read_events(codec, game_id, 1, applied)) if applied else lifecycle.new_game(game_id, title.name)
-            new = await self.store.read_events(codec, game_id, applied + 1, version)
             after = lifecycle.fold(title, new, game)
             if any(isinstance(e.body, _LOBBY_EVENTS) for e in new):
                 await self._update_lobby(after)

@@ -112,6 +112,7 @@ class Worker:
                 if time.monotonic() - last_reap >= 60:
                     last_reap = time.monotonic()
                     await rd.reap(self.reap_idle_ms)
+                    await rd.trim_acked()  # command streams would grow forever
                 entries = await rd.read()
                 if entries and "hang_after_read" in self.faults:
                     log.warning("fault_hang_after_read", pending=len(entries))
@@ -123,7 +124,7 @@ class Worker:
                     log.exception("worker_loop_error", title=self.title.name)
                 else:
                     log.warning("redis_unavailable", error=str(exc))
-                self.cache.clear()
+                self._forget()
                 await anyio.sleep(0.2)
                 try:
                     await rd.ensure_group()
@@ -147,7 +148,7 @@ class Worker:
                 raise
             log.exception("command_handling_failed", title=self.title.name, message_id=mid, delivered=delivered)
             await self.r.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
-            self.cache.clear()
+            self._forget()
 
     async def _park(self, rd: GroupReader, mid: str, fields: dict, error: str) -> None:
         raw = fields.get(b"c", b"")
@@ -182,23 +183,27 @@ class Worker:
             await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=f"undecodable envelope: {exc}")
             log.warning("envelope_undecodable", title=self.title.name, message_id=mid, error=str(exc))
             return
+        if not GAME_ID.match(env.game_id) or not COMMAND_ID.match(env.command_id):
+            # No key may be named after an id that is not one (any length, any bytes): park.
+            dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
+            await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw,
+                                  error="bad game id" if not GAME_ID.match(env.game_id) else "bad command id")
+            log.warning("command_parked", title=self.title.name, message_id=mid, game_id=env.game_id[:80],
+                        command_id=env.command_id[:80], error="bad id")
+            return
         blog = log.bind(title=self.title.name, game_id=env.game_id, command_id=env.command_id)
 
-        async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None) -> bool:
+        async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None, decided_hash: str = "") -> bool:
+            if len(message) > 300:  # it may echo client strings (an unknown field, a title): stored for good
+                message = message[:297] + "..."
             out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=message, version=version)
-            stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, decided_at=decided_at)
+            stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, decided_at=decided_at,
+                                             decided_hash=decided_hash)
             if stored is None:
                 return False
             blog.info("command_rejected", code=getattr(stored, "code", code), version=version)
             return True
 
-        if not GAME_ID.match(env.game_id) or not COMMAND_ID.match(env.command_id):
-            if not GAME_ID.match(env.game_id):  # no key can hold an outcome for it: park
-                dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
-                await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error="bad game id")
-                return
-            await refuse("bad_command", "A command id is 1 to 64 characters of letters, digits and _ . : -.")
-            return
         if env.title != self.title.name or self.keys.commands(self.keys.partition(env.game_id), env.title) != stream:
             await refuse("bad_command", f"The command for title {env.title!r} arrived on the wrong stream.")
             return
@@ -212,21 +217,29 @@ class Worker:
         for attempt in range(MAX_CONFLICT_RETRIES):
             if attempt:  # another replica moved the game on: back off a little, with jitter
                 await anyio.sleep(random.uniform(0, min(0.002 * attempt, 0.05)))
-            game = await self._game(env.game_id)
-            seed = self.seeds.get(env.game_id) or await self.store.seed(env.game_id)
-            if seed is None and game.version > 0:
-                # never decide (or reveal) with a made-up seed: the command fails and is parked
-                raise RuntimeError(f"game {env.game_id!r} has events but no stored seed")
-            if seed is None:  # a new game gets its seed; any other command is refused (no_such_game)
-                seed = os.urandom(32) if isinstance(body, CreateGame) else b"\0" * 32
+            cached = env.game_id in self.cache
+            try:
+                game = await self._game(env.game_id)
+            except Rejection as rej:  # the game id belongs to a game of another title
+                await refuse(rej.code, rej.message)
+                return
+            if isinstance(body, CreateGame) and game.version == 0:
+                seed = os.urandom(32)  # never a remembered one: the id may be used again after data loss
+            else:  # the remembered seed only with the game it was remembered with (checked by its hash)
+                seed = (self.seeds.get(env.game_id) if cached else None) or await self.store.seed(env.game_id)
+                if seed is None and game.version > 0:
+                    # never decide (or reveal) with a made-up seed: the command fails and is parked
+                    raise RuntimeError(f"game {env.game_id!r} has events but no stored seed")
+                if seed is None:  # no game: any command but create is refused (no_such_game)
+                    seed = b"\0" * 32
             chance = self.chance_override.get(env.game_id) or lifecycle.chance_for(game, seed)
             try:
                 bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
             except Rejection as rej:
-                if await refuse(rej.code, rej.message, game.version, decided_at=game.version):
+                if await refuse(rej.code, rej.message, game.version, decided_at=game.version, decided_hash=game.last_hash):
                     return
                 blog.info("stale_state_rejection", decided_at=game.version)
-                self.cache.pop(env.game_id, None)
+                self._forget(env.game_id)
                 continue
             envs = stamp(game, bodies, env.command_id, now_ms(), command_hash(cmd))
             after = lifecycle.fold(self.title, envs, game)
@@ -244,7 +257,7 @@ class Worker:
                 blog.info("command_duplicate", outcome=type(val).__name__)
                 return
             blog.info("version_conflict", expected=game.version, actual=val)
-            self.cache.pop(env.game_id, None)
+            self._forget(env.game_id)
         await refuse("busy", "The game changed too often while the command was decided; send it again.")
 
     async def _game(self, game_id: str) -> lifecycle.Game:
@@ -252,7 +265,19 @@ class Worker:
         if g is not None:
             self.cache.move_to_end(game_id)
             return g
+        owner = await self.r.hget(self.keys.game(game_id, "meta"), "title")
+        if owner is not None and owner.decode() != self.title.name:
+            raise Rejection("wrong_title", f"Game {game_id!r} is a game of another title.")
         return await self.store.load(self.codec, game_id)
+
+    def _forget(self, game_id: str | None = None) -> None:
+        """Drop a game (default: every game) from the state cache, with its remembered seed."""
+        if game_id is None:
+            self.cache.clear()
+            self.seeds.clear()
+        else:
+            self.cache.pop(game_id, None)
+            self.seeds.pop(game_id, None)
 
     def _remember(self, game: lifecycle.Game, seed: bytes) -> None:
         self.cache[game.game_id] = game

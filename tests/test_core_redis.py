@@ -246,3 +246,22 @@ def test_script_flush_mid_run_changes_nothing(settings):
             assert (await c.view(gid, None))["view"]["total"] == 1
 
     anyio.run(main)
+
+
+def test_read_models_only_show_the_state_after_a_whole_command(settings):
+    """A log entry for the first event of a command projects the whole command (atomic append)."""
+    from services.projector import Projector
+
+    async def main():
+        r = connect(settings.url)
+        async with services_running(settings, titles=["toy"], projector=False, r=r):
+            c = BusClient(r, settings)
+            gid, v = await c.setup("toy", 2, {"target": 50})  # start appended game_started (v-1) and cards_dealt (v)
+        proj = Projector(r, settings, consumer="t")
+        assert await proj.apply(gid, "toy", v - 1) == "ok"
+        assert await BusClient(r, settings).applied(gid) == v
+        assert (await BusClient(r, settings).view(gid, 0))["view"]["my_card"] is not None
+        assert await proj.apply(gid, "toy", v) == "skip"
+        await r.aclose()
+
+    anyio.run(main)

@@ -34,8 +34,9 @@ import re
 import zlib
 from dataclasses import dataclass
 
-GAME_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+# \Z, not $: "$" also matches before a trailing newline ("g1\n" would pass).
+GAME_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}\Z")
 
 SPECTATOR = "spec"
 

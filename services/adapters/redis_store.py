@@ -118,8 +118,15 @@ class EventStore:
         title = codec.title
         game = lifecycle.new_game(game_id, title.name)
         snap = await self.r.get(self.keys.game(game_id, "snap"))
-        if snap is not None:
-            game = msgspec.msgpack.decode(snap, type=lifecycle.Game[title.state_type])
+        if snap is not None:  # a cache: used only if it decodes and is of the stored history
+            try:
+                cached = msgspec.msgpack.decode(snap, type=lifecycle.Game[title.state_type])
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                cached = None  # e.g. written by an older state type
+            if cached is not None and cached.version > 0:
+                at = await self.read_events(codec, game_id, cached.version, cached.version)
+                if at and at[0].hash == cached.last_hash:
+                    game = cached
         tail = await self.read_events(codec, game_id, start=game.version + 1)
         return lifecycle.fold(title, tail, game)
 
@@ -160,7 +167,7 @@ class EventStore:
                   stream, k.reply(gid, outcome.command_id), k.games(p), k.game(gid, "secret"), k.game(gid, "commands")],
             args=[before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
                   after.title, self.settings.reply_ttl, seed.hex() if (seed and before.version == 0) else "",
-                  ENC.encode(command), *[ENC.encode(e) for e in events]],
+                  ENC.encode(command), before.last_hash, *[ENC.encode(e) for e in events]],
         )
         tag = res[0].decode()
         if tag == "dup":
@@ -168,12 +175,13 @@ class EventStore:
         return tag, int(res[1])
 
     async def reject(self, *, outcome: Rejected, stream: str, group: str, msg_id: str,
-                     dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None) -> Outcome | None:
+                     dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None,
+                     decided_hash: str = "") -> Outcome | None:
         """Store a rejection (unless an outcome exists), acknowledge and reply; returns the stored outcome.
 
         ``dead``: ``(dead-letter stream, payload, error)`` to park the command as well.
-        ``decided_at``: the game version the rule refused it on; if the game has moved on since,
-        nothing is written and None is returned (decide again on the new state).
+        ``decided_at``, ``decided_hash``: the game version and last hash the rule refused it on; if
+        the game is not there any more, nothing is written and None is returned (decide again).
         """
         k = self.keys
         p = k.partition(outcome.game_id)
@@ -189,7 +197,7 @@ class EventStore:
             keys=[k.outcome(outcome.game_id, outcome.command_id), stream, k.reply(outcome.game_id, outcome.command_id), dl_key,
                   k.game(outcome.game_id, "meta")],
             args=[group, msg_id, ENC.encode(outcome), self.settings.reply_ttl, payload, err,
-                  "" if decided_at is None else decided_at],
+                  "" if decided_at is None else decided_at, decided_hash],
         )
         if res[0] == b"conflict":
             return None
@@ -285,14 +293,31 @@ class GroupReader:
             nxt, entries = resp[0], resp[1]
             claimed = [(m.decode() if isinstance(m, bytes) else m, f) for m, f in _entries(entries) if f is not None]
             if claimed:
-                pend = await self.r.xpending_range(self.stream, self.group, claimed[0][0], claimed[-1][0], len(claimed) + 10, consumername=self.consumer)
-                counts = {p["message_id"].decode() if isinstance(p["message_id"], bytes) else p["message_id"]: p["times_delivered"] for p in pend}
+                counts = await self._delivery_counts(claimed[0][0], claimed[-1][0], {m for m, _ in claimed})
                 out += [(m, f, counts.get(m, 1)) for m, f in claimed]
             nxt = nxt.decode() if isinstance(nxt, bytes) else nxt
             if nxt == "0-0":
                 break
             start = nxt
         return out
+
+    async def _delivery_counts(self, lo: str, hi: str, want: set[str]) -> dict[str, int]:
+        """Times delivered of the ids ``want`` (between ``lo`` and ``hi``) pending with this consumer.
+
+        Paged: the consumer may hold many younger pending entries between them (entries whose
+        handling failed lately), and a missed count would never let a poison command be parked.
+        """
+        counts: dict[str, int] = {}
+        while True:
+            pend = await self.r.xpending_range(self.stream, self.group, lo, hi, 200, consumername=self.consumer)
+            for p in pend:
+                mid = p["message_id"].decode() if isinstance(p["message_id"], bytes) else p["message_id"]
+                if mid in want:
+                    counts[mid] = p["times_delivered"]
+            if len(pend) < 200 or want <= counts.keys():
+                return counts
+            last = pend[-1]["message_id"]
+            lo = "(" + (last.decode() if isinstance(last, bytes) else last)
 
     async def pending_count(self) -> int:
         """Entries delivered to the group and not yet acknowledged (all consumers)."""
@@ -306,6 +331,15 @@ class GroupReader:
         """Delete consumers idle >= ``min_idle_ms`` that hold no pending entries (atomic script)."""
         script = self.r.register_script(scripts.REAP_CONSUMERS)
         return int(await script(keys=[self.stream], args=[self.group, min_idle_ms, self.consumer]))
+
+    async def trim_acked(self) -> int:
+        """Trim entries older than the group's oldest pending (else last delivered) entry; returns how many.
+
+        Only for a stream read by this one group (command streams: outcomes and accepted
+        commands are stored elsewhere). Never trims a pending or undelivered entry.
+        """
+        script = self.r.register_script(scripts.TRIM_ACKED)
+        return int(await script(keys=[self.stream], args=[self.group]))
 
 
 def _entries(entries: Any) -> list[tuple[Any, dict | None]]:

@@ -9,7 +9,10 @@ already made). Scripts are run through redis-py ``Script`` objects, which answer
 #       9 accepted-commands stream of the game
 # ARGV: 1 expected version, 2 group, 3 message id ('' = none), 4 outcome, 5 game id,
 #       6 last hash, 7 status, 8 title, 9 reply ttl (s), 10 secret seed hex ('' = none),
-#       11 the accepted command (msgpack envelope), 12.. event payloads in version order
+#       11 the accepted command (msgpack envelope), 12 the game's last hash decided on,
+#       13.. event payloads in version order
+# The game must be at the version *and* hash decided on: a replica whose cache holds a history
+# Redis lost (fsync window) and another replica rewrote must not append on it (a fork).
 APPEND = r"""
 local existing = redis.call('GET', KEYS[4])
 if existing then
@@ -19,17 +22,17 @@ if existing then
   return {'dup', existing}
 end
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if cur ~= tonumber(ARGV[1]) then
+if cur ~= tonumber(ARGV[1]) or (cur > 0 and redis.call('HGET', KEYS[1], 'hash') ~= ARGV[12]) then
   return {'conflict', tostring(cur)}
 end
-local n = #ARGV - 11
+local n = #ARGV - 12
 if cur == 0 and n > 0 and ARGV[10] == '' then
   return redis.error_reply('QH_NO_SEED a new game needs its secret seed')
 end
 for i = 1, n do
   local v = cur + i
-  redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[11 + i])
-  redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', tostring(v), 'e', ARGV[11 + i])
+  redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[12 + i])
+  redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', tostring(v), 'e', ARGV[12 + i])
 end
 if n > 0 then
   redis.call('XADD', KEYS[9], (cur + n) .. '-0', 'c', ARGV[11], 'from', tostring(cur))
@@ -50,13 +53,16 @@ return {'ok', tostring(cur + n)}
 # A rejection decided on a state that is no longer current is not stored: ('conflict', version).
 # KEYS: 1 outcome, 2 command stream, 3 reply, 4 dead-letter stream, 5 game meta
 # ARGV: 1 group, 2 message id ('' = none), 3 outcome, 4 reply ttl, 5 dead-letter payload ('' = none),
-#       6 error text, 7 version the rejection was decided on ('' = any)
+#       6 error text, 7 version the rejection was decided on ('' = any), 8 the game's last hash
+#       decided on (checked with 7 when the version is > 0)
 REJECT = r"""
 local existing = redis.call('GET', KEYS[1])
 local out = ARGV[3]
 if not existing and ARGV[7] ~= '' then
   local cur = tonumber(redis.call('HGET', KEYS[5], 'version') or '0')
-  if cur ~= tonumber(ARGV[7]) then return {'conflict', tostring(cur)} end
+  if cur ~= tonumber(ARGV[7]) or (cur > 0 and redis.call('HGET', KEYS[5], 'hash') ~= ARGV[8]) then
+    return {'conflict', tostring(cur)}
+  end
 end
 if existing then
   out = existing
@@ -98,6 +104,15 @@ if applied ~= tonumber(ARGV[1]) then
 end
 local nv = tonumber(ARGV[5])
 local nf = tonumber(ARGV[6])
+-- check first: a feed may already hold some of these versions (its applied record was lost, a
+-- rebuild raced): entries are deterministic per version, so those are kept and not added again
+-- (an XADD at or below the top id would fail after the views were written)
+local tops = {}
+for i = 1, nf do
+  local last = redis.call('XREVRANGE', KEYS[2 + nv + i], '+', '-', 'COUNT', 1)
+  tops[i] = 0
+  if #last > 0 then tops[i] = tonumber(string.match(last[1][1], '^(%d+)')) end
+end
 local a = 7
 for i = 1, nv do
   redis.call('SET', KEYS[2 + i], ARGV[a])
@@ -108,7 +123,7 @@ for i = 1, nf do
   local count = tonumber(ARGV[a])
   a = a + 1
   for j = 1, count do
-    redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1])
+    if tonumber(ARGV[a]) > tops[i] then redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1]) end
     a = a + 2
   end
 end
@@ -155,4 +170,25 @@ for _, info in ipairs(infos) do
   end
 end
 return n
+"""
+
+# Trim a command stream below everything its one consumer group may still need: the oldest
+# pending entry, else the last delivered one (so no pending or undelivered entry is ever
+# trimmed; a trimmed pending entry would be dropped by XAUTOCLAIM, i.e. lost). Outcomes and
+# accepted commands are kept elsewhere, so acknowledged entries are not needed any more.
+# Does nothing unless the stream has exactly the one group ARGV[1].
+# KEYS: 1 stream; ARGV: 1 group
+TRIM_ACKED = r"""
+local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+if not ok or #groups ~= 1 then return 0 end
+local name, last
+local g = groups[1]
+for i = 1, #g, 2 do
+  if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then last = g[i + 1] end
+end
+if name ~= ARGV[1] or not last then return 0 end
+local p = redis.call('XPENDING', KEYS[1], ARGV[1])
+local cut = last
+if tonumber(p[1]) > 0 then cut = p[2] end
+return redis.call('XTRIM', KEYS[1], 'MINID', cut)
 """

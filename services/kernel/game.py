@@ -8,7 +8,7 @@ the same command. No title writes the lifecycle again.
 Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
 ``no_such_game``, ``bad_options``, ``bad_seats``, ``not_in_lobby``, ``seat_out_of_range``,
 ``seat_taken``, ``seat_open``, ``not_seated``, ``seats_open``, ``bad_name``,
-``bad_client_seed``, ``game_not_started``, ``game_over``.
+``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``.
 """
 
 from __future__ import annotations
@@ -111,6 +111,8 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
             "stale_version",
             f"The command expected version {envelope.expected_version} but the game is at version {game.version}.",
         )
+    if game.status != "none" and game.title != title.name:
+        raise Rejection("wrong_title", f"Game {game.game_id!r} is a game of another title.")
     if isinstance(body, CreateGame):
         if game.status != "none":
             raise Rejection("game_exists", f"Game {game.game_id!r} already exists.")
