@@ -169,11 +169,11 @@ async def replay_rate(r: Any, settings: Any) -> tuple[float, int, int]:
 
 
 def _service(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    from services.embedded import _die_with_parent
+    from tests.faults import child_dies_with_parent
 
     with open(log, "ab") as f:
         return subprocess.Popen([sys.executable, "-m", "services.cli", *args], cwd=ROOT, env=env, stdout=f, stderr=f,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=child_dies_with_parent)
 
 
 async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) -> dict:

@@ -26,6 +26,7 @@ stopping the projectors a full rebuild gives byte-identical read models.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import random
 import signal
@@ -44,7 +45,7 @@ from services.adapters.redis_store import EventStore, Settings, connect, decode_
 from services.audit_store import audit_game
 from services.client import BusClient, NoOutcome, new_id
 from services.demo import JSON, TitleStats, dump_read_models, play_bot_game
-from services.embedded import ServerProcess, _die_with_parent
+from services.embedded import ServerProcess
 from services.kernel import codec, get_title
 from services.kernel import game as lifecycle
 from services.kernel.hashing import GENESIS, event_hash
@@ -55,6 +56,16 @@ from tests.toygame import Add, Roll
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_TITLES = ("orion_duel", "quests_over_coffee", "questeros")
+
+
+def child_dies_with_parent() -> None:  # pragma: no cover - runs in the child
+    """preexec_fn for service subprocesses started from the main thread: SIGKILL when we die."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+    os.setpgrp()
 
 
 @dataclass
@@ -107,7 +118,7 @@ class Service:
         self.starts += 1
         log = open(self.logdir / f"{self.name}.{self.starts}.log", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen([sys.executable, "-m", "services.cli", *self.args], cwd=ROOT, env=self.env,
-                                     stdout=log, stderr=log, preexec_fn=_die_with_parent)
+                                     stdout=log, stderr=log, preexec_fn=child_dies_with_parent)
         log.close()
 
     def kill(self) -> None:

@@ -10,8 +10,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from services.embedded import _die_with_parent, free_port
+from services.embedded import free_port
 from services.health import Health, health_app
+from tests.faults import child_dies_with_parent
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +47,7 @@ def test_worker_and_projector_answer_health_probes(settings):
             port = free_port()
             procs.append((port, subprocess.Popen([sys.executable, "-m", "services.cli", *args, "--health-port", str(port)],
                                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                                 preexec_fn=_die_with_parent)))
+                                                 preexec_fn=child_dies_with_parent)))
         for port, _ in procs:
             _poll(port, "/readyz", 200)
             _poll(port, "/livez", 200)
