@@ -14,7 +14,6 @@ or raced log entry changes nothing twice, and a gap is filled from the game's st
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from typing import Any
 
@@ -33,10 +32,10 @@ from schemas.envelope import (
 )
 from services.adapters import scripts
 from services.adapters.redis_store import EventStore, GroupReader, Settings
+from services.consumer import consume, consumer_name, is_connection_error, retry_connection
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.decider import Title
-from services.worker import _is_connection_error, consumer_name, retry_connection
 
 log = structlog.get_logger("questhall.projector")
 
@@ -101,36 +100,11 @@ class Projector:
             task_status.started()
 
     async def _serve(self, rd: GroupReader) -> None:
-        last_claim = 0.0
-        last_reap = time.monotonic()
-        claim_every = max(self.min_idle_ms / 2000, 0.05)
-        while True:
-            self.beats[rd.stream] = time.monotonic()  # liveness (services/health.py)
-            try:
-                if time.monotonic() - last_claim >= claim_every:
-                    last_claim = time.monotonic()
-                    for mid, fields, _n in await rd.claim(self.min_idle_ms):
-                        await self._entry_isolated(rd, mid, fields)
-                if time.monotonic() - last_reap >= 60:
-                    last_reap = time.monotonic()
-                    await rd.reap(self.reap_idle_ms)
-                entries = await rd.read()
-                if entries and "hang_after_read" in self.faults:
-                    log.warning("fault_hang_after_read", pending=len(entries))
-                    await anyio.sleep_forever()
-                for mid, fields in entries:
-                    await self._entry_isolated(rd, mid, fields)
-            except Exception as exc:
-                if _is_connection_error(exc):
-                    log.warning("redis_unavailable", error=str(exc))
-                else:
-                    log.exception("projector_loop_error")
-                self.cache.clear()
-                await anyio.sleep(0.2)
-                try:
-                    await rd.ensure_group()
-                except Exception:
-                    pass
+        async def handle(rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
+            await self._entry_isolated(rd, mid, fields)
+
+        await consume(rd, handle, service="projector", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
+                      faults=self.faults, beats=self.beats, on_error=self.cache.clear)
 
     async def _entry_isolated(self, rd: GroupReader, mid: str, fields: dict) -> None:
         """One log entry; an entry that cannot be applied stays pending (reclaimed later) and is
@@ -138,7 +112,7 @@ class Projector:
         try:
             await self._entry(rd, mid, fields)
         except Exception as exc:
-            if _is_connection_error(exc):
+            if is_connection_error(exc):
                 raise
             gid = fields.get(b"g", b"?").decode(errors="replace")
             log.exception("projection_failed", log_stream=rd.stream, message_id=mid, game_id=gid[:80])

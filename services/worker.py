@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 import random
-import socket
 import time
-import uuid
 from collections import OrderedDict
 from typing import Any
 
@@ -27,6 +25,7 @@ import structlog
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, Rejected
 from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import EventStore, GroupReader, Settings
+from services.consumer import consume, consumer_name, is_connection_error, retry_connection
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
@@ -38,11 +37,6 @@ from services.kernel.runner import stamp
 log = structlog.get_logger("questhall.worker")
 
 MAX_CONFLICT_RETRIES = 50
-
-
-def consumer_name(kind: str) -> str:
-    """A consumer name unique to this process start: ``kind-host-pid-rand``."""
-    return f"{kind}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 def now_ms() -> int:
@@ -99,37 +93,9 @@ class Worker:
         return await retry_connection(fn, *args)
 
     async def _serve(self, rd: GroupReader) -> None:
-        last_claim = 0.0
-        last_reap = time.monotonic()
-        claim_every = max(self.min_idle_ms / 2000, 0.05)
-        while True:
-            self.beats[rd.stream] = time.monotonic()  # liveness (services/health.py)
-            try:
-                if time.monotonic() - last_claim >= claim_every:
-                    last_claim = time.monotonic()
-                    for mid, fields, delivered in await rd.claim(self.min_idle_ms):
-                        await self._handle_entry(rd, mid, fields, delivered)
-                if time.monotonic() - last_reap >= 60:
-                    last_reap = time.monotonic()
-                    await rd.reap(self.reap_idle_ms)
-                    await rd.trim_acked()  # command streams would grow forever
-                entries = await rd.read()
-                if entries and "hang_after_read" in self.faults:
-                    log.warning("fault_hang_after_read", pending=len(entries))
-                    await anyio.sleep_forever()
-                for mid, fields in entries:
-                    await self._handle_entry(rd, mid, fields, 1)
-            except Exception as exc:
-                if not _is_connection_error(exc):
-                    log.exception("worker_loop_error", title=self.title.name)
-                else:
-                    log.warning("redis_unavailable", error=str(exc))
-                self._forget()
-                await anyio.sleep(0.2)
-                try:
-                    await rd.ensure_group()
-                except Exception:
-                    pass
+        await consume(rd, self._handle_entry, service=f"worker:{self.title.name}", min_idle_ms=self.min_idle_ms,
+                      reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
+                      on_error=self._forget, trim=True)
 
     async def _handle_entry(self, rd: GroupReader, mid: str, fields: dict, delivered: int) -> None:
         fails = self.keys.failures(rd.stream)
@@ -144,7 +110,7 @@ class Worker:
             if delivered > 1:
                 await self.r.hdel(fails, mid)
         except Exception as exc:
-            if _is_connection_error(exc):
+            if is_connection_error(exc):
                 raise
             log.exception("command_handling_failed", title=self.title.name, message_id=mid, delivered=delivered)
             await self.r.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
@@ -300,25 +266,3 @@ def _readable_ids(raw: bytes) -> tuple[str, str] | None:
     if isinstance(gid, str) and isinstance(cid, str) and GAME_ID.match(gid) and COMMAND_ID.match(cid):
         return gid, cid
     return None
-
-
-async def retry_connection(fn: Any, *args: Any) -> Any:
-    """Await ``fn(*args)`` until Redis answers: connection errors are retried with capped backoff
-    (50 ms doubling to 2 s); any other exception propagates."""
-    delay = 0.05
-    while True:
-        try:
-            return await fn(*args)
-        except Exception as exc:  # redis-py's ConnectionError/TimeoutError and the builtin ones
-            if not _is_connection_error(exc):
-                raise
-            log.warning("redis_unavailable", error=str(exc), retry_in=delay)
-        await anyio.sleep(delay)
-        delay = min(delay * 2, 2.0)
-
-
-def _is_connection_error(exc: BaseException) -> bool:
-    from redis.exceptions import ConnectionError as RConn
-    from redis.exceptions import TimeoutError as RTimeout
-
-    return isinstance(exc, (RConn, RTimeout, ConnectionError, TimeoutError, OSError))

@@ -44,6 +44,7 @@ from schemas.envelope import Accepted, CommandEnvelope, Outcome
 from services.adapters.redis_store import EventStore, Settings, connect, decode_outcome
 from services.audit_store import audit_game
 from services.client import BusClient, NoOutcome, new_id
+from services.consumer import is_connection_error as _is_connection_error
 from services.demo import JSON, TitleStats, dump_read_models, play_bot_game
 from services.embedded import ServerProcess
 from services.kernel import codec, get_title
@@ -51,7 +52,6 @@ from services.kernel import game as lifecycle
 from services.kernel.hashing import GENESIS, event_hash
 from services.projector import GROUP as PROJECTOR_GROUP
 from services.projector import rebuild
-from services.worker import _is_connection_error
 from tests.toygame import Add, Roll
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -268,7 +268,7 @@ def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
 
 
 def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
-    from services.worker import _is_connection_error
+    from services.consumer import is_connection_error as _is_connection_error
 
     if _is_connection_error(exc):
         log.warning("gateway_redis_unavailable", error_type=type(exc).__name__)
