@@ -88,6 +88,27 @@ def pure_rate(name: str, seconds: float, seed: int) -> float:
     return n / spent
 
 
+def orion_opening_legal_moves(runs: int) -> dict[str, dict[str, float]]:
+    """Orion Duel legal-move generation at a full opening position, per preset setup:
+    ``{setup: {"moves": count, "ms": median milliseconds of one legal_commands call}}``."""
+    from services.kernel import get_title
+    from services.kernel.runner import LocalGame
+
+    t = get_title("orion_duel")
+    out: dict[str, dict[str, float]] = {}
+    for setup in ("symmetric_1", "symmetric_2"):
+        g = LocalGame(t, game_id=f"open-{setup}", seed=bytes(32))
+        g.create_and_start(2, {"setup": setup})
+        seat = t.to_move(g.game.rules)[0]
+        times, moves = [], 0
+        for _ in range(max(runs, 3) * 5):
+            t0 = time.perf_counter()
+            moves = len(t.legal_commands(g.game.rules, seat))
+            times.append((time.perf_counter() - t0) * 1000)
+        out[setup] = {"moves": moves, "ms": median(times)}
+    return out
+
+
 # -- raw Redis -------------------------------------------------------------------------------
 async def raw_rates(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> tuple[float, float]:
     """(pipelined XADD entries/s, XREADGROUP+XACK entries/s) on one stream of ``n`` entries."""
@@ -188,6 +209,9 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
     names = sorted(titles())
     out("pure decide+evolve ...")
     res["pure_commands_per_s"] = {n: median([pure_rate(n, min(seconds, 1.0), s) for s in range(runs)]) for n in names}
+    if "orion_duel" in names:
+        out("Orion Duel legal moves at the opening ...")
+        res["orion_duel_opening_legal_moves"] = orion_opening_legal_moves(runs)
 
     settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
     r = connect(url)
@@ -256,6 +280,8 @@ def table(res: dict) -> str:
     rows = [("figure", "value")]
     for n, v in res["pure_commands_per_s"].items():
         rows.append((f"pure decide+evolve, {n}", f"{v:,.0f} commands/s"))
+    for setup, v in res.get("orion_duel_opening_legal_moves", {}).items():
+        rows.append((f"orion_duel legal moves, opening {setup}", f"{v['moves']:,.0f} moves in {v['ms']:.2f} ms"))
     for level, v in res["e2e"].items():
         rows.append((f"end to end, {level} concurrent game{'s' if level != '1' else ''}",
                      f"{v['commands_per_s']:,.0f} commands/s, p50 {v['p50_ms']:.2f} ms, p99 {v['p99_ms']:.2f} ms"))
