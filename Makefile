@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?=
 
-.PHONY: install demo serve test test-all bench faults lint schemas scenarios clean
+.PHONY: install demo serve test bench faults lint schemas scenarios clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -40,4 +40,4 @@ scenarios: install ## play every scenario file through the real bus
 	$(BIN)/questhall scenario run scenarios/*/*.toml
 
 clean:
-	rm -rf $(VENV) .questhall .pytest_cache .hypothesis
+	rm -rf $(VENV) .questhall .pytest_cache .hypothesis .ruff_cache

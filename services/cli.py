@@ -20,10 +20,11 @@ from rich.console import Console
 
 from services import logs
 
-app = typer.Typer(help="Questhall: an event-sourced backend for turn-based tabletop games.", no_args_is_help=True)
+app = typer.Typer(help="Questhall: an event-sourced backend for turn-based tabletop games.", no_args_is_help=True,
+                  pretty_exceptions_show_locals=False)
 scenario_app = typer.Typer(help="Scenario files: scripted games with expected outcomes.", no_args_is_help=True)
 app.add_typer(scenario_app, name="scenario")
-console = Console(width=max(Console().width, 132))
+console = Console(width=max(Console().width, 160))
 err = Console(stderr=True)
 
 DATA_DIR = Path(os.environ.get("QUESTHALL_DATA", ".questhall"))
@@ -33,24 +34,61 @@ def _faults() -> set[str]:
     return {f for f in os.environ.get("QUESTHALL_FAULTS", "").split(",") if f}
 
 
+URL_FILE = DATA_DIR / "valkey" / "url"
+"""Where a running embedded Valkey (of ``serve``/``demo``) leaves its URL for other commands."""
+
+
+def _answers(url: str) -> bool:
+    import socket
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    try:
+        with socket.create_connection((u.hostname or "127.0.0.1", u.port or 6379), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _url() -> str:
+    """The Redis URL: ``REDIS_URL``; else a running embedded Valkey's (``.questhall/valkey/url``);
+    else ``redis://127.0.0.1:6379/0``."""
+    if os.environ.get("REDIS_URL"):
+        return os.environ["REDIS_URL"]
+    if URL_FILE.exists():
+        url = URL_FILE.read_text().strip()
+        if _answers(url):
+            return url
+    return "redis://127.0.0.1:6379/0"
+
+
 @contextmanager
 def redis_url(embedded_ok: bool):
-    """``REDIS_URL`` if set; else (when allowed) an embedded Valkey for the block's duration."""
-    if os.environ.get("REDIS_URL"):
-        yield os.environ["REDIS_URL"]
-        return
-    if not embedded_ok:
-        yield "redis://127.0.0.1:6379/0"
+    """``REDIS_URL`` if set; else a running embedded Valkey; else (when allowed) a new embedded
+    Valkey for the block's duration, whose URL other commands find in ``.questhall/valkey/url``."""
+    url = _url()
+    if os.environ.get("REDIS_URL") or not embedded_ok or url != "redis://127.0.0.1:6379/0":
+        yield url
         return
     from services.embedded import ServerProcess
 
     server = ServerProcess(DATA_DIR / "valkey")
     server.start()
+    URL_FILE.write_text(server.url)
     err.print(f"Embedded Valkey on {server.url} (data in {server.dir})")
     try:
         yield server.url
     finally:
+        URL_FILE.unlink(missing_ok=True)
         server.stop()
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops a long-running command like Ctrl-C does (clean shutdown, embedded server stopped)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 def _settings(url: str):
@@ -73,7 +111,7 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
     if title not in titles():
         err.print(f"Unknown title {title!r}; known: {', '.join(sorted(titles()))}")
         raise typer.Exit(2)
-    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = _url()
     s = _settings(url)
 
     async def main() -> None:
@@ -83,7 +121,11 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
             _health(w, "worker", [s.keys.commands(p, title) for p in w.partitions], w.group, url, health_port)
         await w.run()
 
-    anyio.run(main)
+    _stop_on_sigterm()
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
 
 
 @app.command()
@@ -95,7 +137,7 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
     from services.adapters.redis_store import connect
     from services.projector import Projector
 
-    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = _url()
     s = _settings(url)
 
     async def main() -> None:
@@ -107,7 +149,11 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
             _health(proj, "projector", [s.keys.log(p) for p in proj.partitions], GROUP, url, health_port)
         await proj.run()
 
-    anyio.run(main)
+    _stop_on_sigterm()
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
 
 
 @app.command()
@@ -116,6 +162,7 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
           gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
     """Run every title's worker, the projector and the gateway in one process (embedded Valkey unless REDIS_URL)."""
     logs.configure()
+    _stop_on_sigterm()
     from services.runtime import services_running
 
     with redis_url(embedded_ok=True) as url:
@@ -141,9 +188,10 @@ def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] 
                 port: Annotated[int, typer.Option(help="Listen on this port.")] = 8000) -> None:
     """Run the HTTP/WebSocket gateway (REDIS_URL; keys and limits: docs/gateway.md)."""
     logs.configure()
+    _stop_on_sigterm()
     from services.gateway.server import gateway_running
 
-    s = _settings(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    s = _settings(_url())
 
     async def main() -> None:
         async with gateway_running(s, host=host, port=port, services=False) as bound:
@@ -186,13 +234,14 @@ def play(url: Annotated[str, typer.Option(help="The gateway.")] = "http://127.0.
 def demo(games: Annotated[int | None, typer.Option(help="Games per title (default: about a minute of play).")] = None,
          seconds: Annotated[float, typer.Option(help="Play time when --games is not given.")] = 60.0,
          concurrency: Annotated[int, typer.Option(help="Games played at once per title.")] = 4,
-         seed: Annotated[int, typer.Option(help="Seed of the bots' choices.")] = 0) -> None:
+         seed: Annotated[int, typer.Option(help="Seed of the bots' choices.")] = 0,
+         keep: Annotated[bool, typer.Option(help="Keep the demo's games (its namespace) afterwards.")] = False) -> None:
     """The main job: bot games of every title through the bus, then replay/rebuild checks and a table."""
     logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
     from services.demo import run_demo
 
     with redis_url(embedded_ok=True) as url:
-        ok = anyio.run(lambda: run_demo(url, games=games, seconds=seconds, concurrency=concurrency, seed=seed, console=console))
+        ok = anyio.run(lambda: run_demo(url, games=games, seconds=seconds, concurrency=concurrency, seed=seed, console=console, keep=keep))
     raise typer.Exit(0 if ok else 1)
 
 
@@ -204,7 +253,7 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
     from services.kernel import codec
     from services.kernel import game as lifecycle
 
-    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = _url()
     s = _settings(url)
 
     async def main() -> int:
@@ -235,7 +284,7 @@ def rebuild_cmd() -> None:
     from services.adapters.redis_store import connect
     from services.projector import rebuild
 
-    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = _url()
 
     async def main() -> int:
         r = connect(url)
@@ -356,7 +405,7 @@ async def _audit_stored(game_id: str):
     from services.audit import Verdict
     from services.audit_store import GameNotFound, audit_game
 
-    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = _url()
     r = connect(url)
     try:
         return await audit_game(r, _settings(url), game_id)
@@ -376,7 +425,7 @@ def export_cmd(game_id: str,
     from services.audit import encode_bundle
     from services.audit_store import GameNotFound, export_bundle
 
-    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = _url()
 
     async def main() -> dict | None:
         r = connect(url)
@@ -413,8 +462,20 @@ def _parts(spec: str, total: int) -> list[int] | None:
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point. Redis unreachable or misconfigured: one line on stderr, exit 2."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    try:
+        app()
+    except (RedisConnectionError, RedisTimeoutError) as exc:
+        err.print(f"Cannot reach Redis at {_url()}: {exc}")
+        raise SystemExit(2) from None
+    except RuntimeError as exc:
+        if "partitions" not in str(exc):
+            raise
+        err.print(str(exc))
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

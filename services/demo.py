@@ -171,8 +171,13 @@ async def dump_read_models(r: Any, settings: Settings) -> dict:
 
 
 async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0, concurrency: int = 4,
-                   seed: int = 0, console: Console | None = None, title_names: list[str] | None = None) -> bool:
-    """Play bot games of every title (``games`` each, or for about ``seconds``), verify, print. True if all hold."""
+                   seed: int = 0, console: Console | None = None, title_names: list[str] | None = None,
+                   keep: bool = False) -> bool:
+    """Play bot games of every title (``games`` each, or for about ``seconds``), verify, print. True if all hold.
+
+    The demo's namespace is deleted afterwards unless ``keep`` (then its games stay for
+    ``questhall replay``/``audit`` with ``QUESTHALL_NAMESPACE`` set to it).
+    """
     console = console or Console()
     names = title_names or sorted(titles())
     if not names:
@@ -225,12 +230,15 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
         await rebuild(r, settings)
         after = await dump_read_models(r, settings)
         rebuild_ok = before == after and len(before) > 0
+        if not keep:  # only this run's own namespace
+            async for key in r.scan_iter(match=f"{settings.namespace}:*", count=1000):
+                await r.delete(key)
     finally:
         await r.aclose()
 
     table = Table(title=f"Questhall demo ({time.monotonic() - started:.0f} s, namespace {settings.namespace})")
     for col in ("title", "games", "via gateway", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild", "audit"):
-        table.add_column(col, justify="right" if col != "title" else "left")
+        table.add_column(col, justify="right" if col != "title" else "left", no_wrap=True)
     ok = rebuild_ok
     for name in names:
         s = stats[name]

@@ -92,15 +92,23 @@ class Terminal:
             cmd = parse(self.title, line, self.env, self.client.seat)
         except ChatError as exc:
             self.out(f"? {exc}")
+            self._reprompt()
             return
         if isinstance(cmd, Action):
             self._action(cmd.name, line)
+            self._reprompt()
             return
         try:
             out = await self.client.submit(cmd)
             self.out(f"ok (v{out.version})")
         except GatewayError as exc:
             self.out(f"refused: {exc.message} [{exc.code}]")
+            self._reprompt()
+
+    def _reprompt(self) -> None:
+        """Show the prompt again while the game still waits for this seat."""
+        if self.env and self.env.get("status") == "active" and self.client.seat in self.env.get("to_move", []):
+            self.out(PROMPT)
 
     def _legal(self) -> list:
         if not self.env or self.env.get("view") is None:

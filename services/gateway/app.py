@@ -327,6 +327,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
                             HTTPException: on_http_error, Exception: on_internal_error},
         on_startup=[startup], on_shutdown=[shutdown],
         openapi_config=openapi,
+        logging_config=None,  # Litestar's default would set the root logger to INFO (an httpx line per request)
         request_max_body_size=config.max_body,
         state=State({"config": config, "settings": settings}),
         debug=False,
