@@ -112,3 +112,23 @@ def test_a_bad_body_is_rejected_with_bad_command_and_nothing_written(settings):
             assert await r.xlen(settings.keys.game(gid, "events")) == v
 
     anyio.run(main)
+
+
+def test_commands_find_a_running_embedded_server_and_fail_in_one_line(redis_url, tmp_path, monkeypatch):
+    import services.cli as cli
+
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    url_file = tmp_path / "url"
+    monkeypatch.setattr(cli, "URL_FILE", url_file)
+    assert cli._url() == "redis://127.0.0.1:6379/0"
+    url_file.write_text(redis_url)
+    assert cli._url() == redis_url
+    url_file.write_text("redis://127.0.0.1:1/0")  # left behind by a server that is gone
+    assert cli._url() == "redis://127.0.0.1:6379/0"
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "services.cli", "replay", "g1"], capture_output=True, text=True, timeout=60,
+                         env={**__import__("os").environ, "REDIS_URL": "redis://127.0.0.1:1/0"})
+    assert res.returncode == 2 and "Cannot reach Redis" in res.stderr and "Traceback" not in res.stderr
