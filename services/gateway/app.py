@@ -267,6 +267,12 @@ def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
     return _error(status, ErrorBody(code=code, message=msg), dict(exc.headers or {}) or None)
 
 
+def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
+    """A body nested deeper than the JSON decoder follows (msgspec raises RecursionError)."""
+    log.warning("gateway_request_too_deep")
+    return _error(400, ErrorBody(code="invalid_request", message="The request is invalid: the JSON is nested too deeply."))
+
+
 def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
     from services.consumer import is_connection_error as _is_connection_error
 
@@ -324,7 +330,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
         route_handlers=[v1, metrics, health],
         dependencies={"gw": Provide(provide_gw, sync_to_thread=False)},
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation_error,
-                            HTTPException: on_http_error, Exception: on_internal_error},
+                            HTTPException: on_http_error, RecursionError: on_too_deep, Exception: on_internal_error},
         on_startup=[startup], on_shutdown=[shutdown],
         openapi_config=openapi,
         request_max_body_size=config.max_body,

@@ -27,6 +27,8 @@ from services.kernel import titles as all_titles
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
+MAX_VERSION = 2**53
+"""The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
 # Rejection codes answered with 422 (the command itself is malformed for this game); every
 # other rule rejection is 409 (well-formed, but the game's state refuses it).
@@ -170,7 +172,10 @@ class GatewayService:
         if out is None:
             env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
                                   expected_version=expected_version, issued_at=int(time.time() * 1000))
-            out = await self.bus.submit(env, self.config.command_timeout)
+            try:
+                out = await self.bus.submit(env, self.config.command_timeout)
+            except OverflowError:  # encoding failed: nothing was sent
+                raise ApiError(400, "invalid_request", "The request is invalid: a number is out of range (64 bits).") from None
         if out is None:
             self.metrics.command(title, "timeout", time.perf_counter() - t0)
             raise ApiError(504, "outcome_timeout", "No outcome arrived in time; retry with the same command id.",
@@ -244,8 +249,8 @@ class GatewayService:
     async def feed(self, game_id: str, seat: int | None, after: int, limit: int) -> bytes:
         """Feed entries with version > ``after`` (at most ``limit``), as a JSON array."""
         await self.title_of(game_id)
-        if after < 0 or not 1 <= limit <= 1000:
-            raise ApiError(400, "bad_range", "after must be >= 0 and limit 1 to 1000.")
+        if not 0 <= after <= MAX_VERSION or not 1 <= limit <= 1000:
+            raise ApiError(400, "bad_range", f"after must be 0 to {MAX_VERSION} and limit 1 to 1000.")
         rows = await self.r.xrange(self.keys.feed(game_id, seat), f"({after}-0" if after else "-", "+", count=limit)
         return b"[" + b",".join(f[b"e"] for _, f in rows) + b"]"
 

@@ -88,7 +88,7 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     kind = "spectator" if seat is None else "seat"
     try:
         since_raw = socket.query_params.get("since") or "0"
-        if not since_raw.isdigit() or len(since_raw) > 12:
+        if not (since_raw.isascii() and since_raw.isdigit()) or len(since_raw) > 12:  # not "²": int() refuses it
             await socket.close(4400, "bad_since: since is a version, a whole number >= 0")
             return
         claims = None
@@ -134,6 +134,9 @@ async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
             msg = WS_CLIENT_MESSAGE.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             await pusher.send(_ENC.encode(WsError(code="bad_message", message=f"The message is invalid: {exc}"[:300])))
+            continue
+        except RecursionError:
+            await pusher.send(_ENC.encode(WsError(code="bad_message", message="The message is invalid: the JSON is nested too deeply.")))
             continue
         if isinstance(msg, WsPing):
             await pusher.send(b'{"type":"pong"}')

@@ -1,0 +1,119 @@
+"""Adversarial clients against the real gateway (real Redis, real sockets, seeded, bounded).
+
+Bad input gets a 4xx with a stable code and a sentence, never a 5xx; nothing secret (another
+seat's hand, the deck order, the seed before the end, seat tokens) leaves through any channel."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from services.sdk import Gateway, GatewayError
+
+
+async def _seated(gw: Gateway, title: str = "questeros", seats: int = 2, start: bool = True):
+    g = await gw.create(title, seats)
+    clients = [await gw.join(g.game_id, f"p{i}") for i in range(seats)]
+    if start:
+        out = await clients[0].start()
+        await clients[0].wait_view(out.version)
+    return g.game_id, clients
+
+
+def _clean_4xx(resp, status: int | None = None, code: str | None = None) -> dict:
+    assert 400 <= resp.status_code < 500, (resp.status_code, resp.text[:300])
+    body = resp.json()
+    assert set(body) >= {"code", "message"} and body["message"].endswith("."), body
+    assert "Traceback" not in resp.text and "qh1." not in resp.text
+    if status is not None:
+        assert resp.status_code == status, (resp.status_code, body)
+    if code is not None:
+        assert body["code"] == code, body
+    return body
+
+
+def test_deep_json_and_out_of_range_numbers_are_4xx_not_500(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, (a, b) = await _seated(gw)
+            auth = {"Authorization": f"Bearer {a.token}", "Content-Type": "application/json"}
+            deep = b"[" * 5000 + b"]" * 5000
+            for path, body in (("/games", deep),
+                               ("/games", b'{"title":"questeros","seats":2,"options":' + b'{"a":' * 2000 + b"1" + b"}" * 2001),
+                               (f"/games/{gid}/seats/0/commands", b'{"command":' + b"[" * 3000 + b"]" * 3000 + b"}")):
+                _clean_4xx(await gw.http.post(path, content=body, headers=auth), 400, "invalid_request")
+            huge = 2**70
+            for path, body in (("/games", {"title": "questeros", "seats": huge}),
+                               ("/games", {"title": "questeros", "seats": -huge}),
+                               (f"/games/{gid}/seats/0/commands", {"command": {"type": "questeros.bid", "quests": huge}}),
+                               (f"/games/{gid}/seats/0/commands",
+                                {"command": {"type": "questeros.bid", "quests": 1}, "expected_version": huge})):
+                _clean_4xx(await gw.http.post(path, json=body, headers=auth), 400, "invalid_request")
+            for after in (2**63, 2**64, 10**30):
+                _clean_4xx(await gw.http.get(f"/games/{gid}/feed", params={"after": after}), 400)
+                _clean_4xx(await gw.http.get(f"/games/{gid}/seats/0/feed", params={"after": after}, headers=auth), 400)
+            # the game is untouched: the refused requests wrote nothing
+            assert (await a.view())["version"] == (await gw.spectator_view(gid))["version"]
+            assert len(await gw.spectator_feed(gid, limit=1000)) == (await gw.spectator_view(gid))["version"]
+
+    anyio.run(main)
+
+
+_ = (pytest, GatewayError)
+
+
+async def _close_code(url: str, headers: dict | None = None) -> int:
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    async with connect(url, additional_headers=headers) as ws:
+        with anyio.fail_after(10):
+            try:
+                while True:
+                    await ws.recv()
+            except ConnectionClosed as exc:
+                return exc.rcvd.code if exc.rcvd else -1
+
+
+def test_websocket_since_tokens_and_bad_frames(gateway):
+    from websockets.asyncio.client import connect
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, (a, b) = await _seated(gw)
+            other_gid, (c, _) = await _seated(gw, start=False)
+            base = f"{gw.ws_url}/v1/games/{gid}"
+            for since in ("-1", "abc", "1e3", "%C2%B2", "%EF%BC%91", "9" * 13, "0x10", "%20"):
+                assert await _close_code(f"{base}/ws?since={since}") == 4400, since
+                assert await _close_code(f"{base}/seats/0/ws?since={since}&token={a.token}") == 4400, since
+            # tokens on sockets: another seat, another game, forged, missing, empty, in the query
+            assert await _close_code(f"{base}/seats/1/ws", {"Authorization": f"Bearer {a.token}"}) == 4403
+            assert await _close_code(f"{base}/seats/0/ws?token={c.token}") == 4403
+            assert await _close_code(f"{base}/seats/0/ws") == 4401
+            assert await _close_code(f"{base}/seats/0/ws?token=") == 4401
+            assert await _close_code(f"{base}/seats/0/ws?token={a.token[:-2]}xx") == 4401
+            assert await _close_code(f"{base}/seats/-1/ws?token={a.token}") == 4403
+            assert await _close_code(f"{gw.ws_url}/v1/games/a*b/ws") == 4400
+            assert await _close_code(f"{gw.ws_url}/v1/games/nope/ws") == 4404
+            # a huge since on a live game: nothing is sent, the socket stays usable
+            async with connect(f"{base}/seats/0/ws?since=999999999999&token={a.token}") as ws:
+                bad = ["", "null", "[1]", '{"type":"command"}', '{"type":"command","command":{"type":"nope"}}',
+                       "[" * 4000 + "]" * 4000, b"\x00\xff\x00", b'{"type":"ping"}',
+                       '{"type":"command","command":{"type":"questeros.bid","quests":' + str(2**70) + "}}",
+                       '{"type":"command","command":{"type":"questeros.bid","quests":1},"expected_version":' + str(2**70) + "}",
+                       '{"type":"command","command":{"type":"questeros.bid","quests":1},"command_id":"a b"}']
+                for frame in bad:
+                    await ws.send(frame)
+                replies = []
+                with anyio.fail_after(10):
+                    while len(replies) < len(bad):
+                        replies.append(__import__("json").loads(await ws.recv()))
+                kinds = [(m["type"], m.get("code")) for m in replies]
+                assert ("pong", None) in kinds, kinds
+                assert all(t in ("error", "pong") for t, _ in kinds), kinds
+                assert all("Traceback" not in m.get("message", "") for m in replies)
+                await ws.send('{"type":"ping"}')
+                with anyio.fail_after(5):
+                    assert __import__("json").loads(await ws.recv())["type"] == "pong"
+
+    anyio.run(main)
