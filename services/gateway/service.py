@@ -90,9 +90,9 @@ class GatewayService:
     # -- identity ------------------------------------------------------------------------------
 
     def check_game_id(self, game_id: str) -> None:
-        """Raises ApiError 400 ``bad_game_id`` unless ``game_id`` is 1-64 of ``[A-Za-z0-9_.-]``."""
-        if not GAME_ID.match(game_id):
-            raise ApiError(400, "bad_game_id", "A game id is 1 to 64 characters of letters, digits and _ . -.")
+        """Raises ApiError 400 ``bad_game_id`` unless ``game_id`` is 1-64 of ``[A-Za-z0-9_.-]``, not ``.`` or ``..``."""
+        if not GAME_ID.match(game_id) or game_id in (".", ".."):  # a dot segment: no URL could name it
+            raise ApiError(400, "bad_game_id", "A game id is 1 to 64 characters of letters, digits and _ . - (not . or .. alone).")
 
     def claims(self, token: str | None, game_id: str, seat: int | None = None) -> tokens.SeatClaims:
         """The claims of ``token`` for ``game_id`` (and ``seat`` if given).

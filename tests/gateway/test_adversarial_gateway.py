@@ -117,3 +117,37 @@ def test_websocket_since_tokens_and_bad_frames(gateway):
                     assert __import__("json").loads(await ws.recv())["type"] == "pong"
 
     anyio.run(main)
+
+
+def test_odd_names_ids_and_bodies_are_refused_cleanly(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            g = await gw.create("questeros", 3)
+            gid = g.game_id
+            jh = {"Content-Type": "application/json"}
+            for name in ("a\u0000b", "\u202eevil", "x" * 10_000, "   ", "", "\u200b", "a\nb"):
+                _clean_4xx(await gw.http.post(f"/games/{gid}/join", json={"name": name}), 422, "bad_name")
+            for raw in (b'{"name":"\\ud800"}', b'{"name":"a\\udfff b"}', b'{"name":"\xff\xfe"}',
+                        b'{"name":"ok","client_seed":' + b'"' + b"f" * 65 + b'"}'):
+                body = _clean_4xx(await gw.http.post(f"/games/{gid}/join", content=raw, headers=jh))
+                assert body["code"] in ("invalid_request", "bad_name", "bad_client_seed"), (raw, body)
+            for seat in (-1, 64, 2**31, 2**70):
+                body = _clean_4xx(await gw.http.post(f"/games/{gid}/join", json={"name": "ok", "seat": seat}))
+                assert body["code"] in ("seat_out_of_range", "invalid_request"), body
+            for gid_bad in ("{g}", "a*", "a:b", "a?b", "a]b", "a b", "..", ".", "x" * 65):
+                resp = await gw.http.post("/games", json={"title": "questeros", "seats": 2, "game_id": gid_bad})
+                _clean_4xx(resp, 400, "bad_game_id")
+            for title in ("chess", "", "questeros*", "*", "{questeros}", "q" * 5000):
+                _clean_4xx(await gw.http.post("/games", json={"title": title, "seats": 2}), 404, "unknown_title")
+                resp = await gw.http.get("/lobby", params={"title": title})
+                _clean_4xx(resp, 404, "unknown_title")
+            for options in ({"nope": 1}, {"mode": 5}, {"mode": [1]}):
+                body = _clean_4xx(await gw.http.post("/games", json={"title": "quests_over_coffee", "seats": 1, "options": options}))
+                assert body["code"] in ("bad_options", "invalid_request"), body
+            # nothing half written: still 3 open seats, no names
+            lobby = await gw.game(gid)
+            assert lobby.taken == 0 and lobby.names == [None, None, None]
+            a = await gw.join(gid, "\u00c9lo\u00efse \U0001f3b2")
+            assert a.name == "\u00c9lo\u00efse \U0001f3b2"
+
+    anyio.run(main)
