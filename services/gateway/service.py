@@ -156,17 +156,19 @@ class GatewayService:
         return t
 
     async def submit(self, title: str, game_id: str, body: Command, seat: int | None, *, client_id: str | None = None,
-                     expected_version: int | None = None, player: str | None = None) -> Accepted:
+                     expected_version: int | None = None, player: str | None = None, join: bool = False) -> Accepted:
         """Submit and wait for the outcome; returns it if accepted.
 
-        The command id on the bus is ``s<seat>:<client id>`` (``c:`` for seatless create), so
-        two seats never share an id. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
+        The command id on the bus is ``s<seat>:<client id>`` (``j<seat>:`` for a join, ``c:`` for
+        seatless create), so two seats never share an id, and a join (which answers with the
+        seat's token) can never be answered by the stored outcome of one of the seat's commands. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
         rejection (see :data:`UNPROCESSABLE`), 504 ``outcome_timeout`` (retry with the same id).
         """
         if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
             raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
         client_id = client_id or new_id("c")
-        cid = f"{'c' if seat is None else f's{seat}'}:{client_id}"
+        prefix = "c" if seat is None else f"{'j' if join else 's'}{seat}"
+        cid = f"{prefix}:{client_id}"
         t0 = time.perf_counter()
         out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
         if out is None:
@@ -217,7 +219,7 @@ class GatewayService:
         if not 0 <= seat < 64:
             raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
         out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed), seat,
-                                client_id=client_id or new_id("j"), player=name)
+                                client_id=client_id or new_id("j"), player=name, join=True)
         token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, name.strip(), self.config.token_ttl)
         return SeatGrant(game_id=game_id, title=title, seat=seat, name=name.strip(), token=token, version=out.version)
 

@@ -151,3 +151,40 @@ def test_odd_names_ids_and_bodies_are_refused_cleanly(gateway):
             assert a.name == "\u00c9lo\u00efse \U0001f3b2"
 
     anyio.run(main)
+
+
+def test_a_join_cannot_replay_a_seat_commands_id_to_mint_its_token(gateway):
+    """Join idempotency must not share ids with the seat's commands: a join replaying the id of
+    an accepted command of seat 0 (chat bots often derive ids from public chat message ids)
+    would get the stored ``accepted`` outcome and a fresh token for seat 0."""
+    from schemas.questeros import Bid
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, (a, b) = await _seated(gw)
+            view = await a.view()
+            mover = [a, b][view["to_move"][0]]
+            await mover.submit(Bid(quests=1), command_id="chat-msg-1234")
+            with pytest.raises(GatewayError) as e:
+                await gw.join(gid, "mallory", seat=mover.seat, command_id="chat-msg-1234")
+            assert e.value.status == 409 and e.value.code == "not_in_lobby", e.value
+            # the start command's id (the SDK lets the gateway pick it; a client may choose it too)
+            g2 = await gw.create("questeros", 2)
+            c = await gw.join(g2.game_id, "c", seat=0, command_id="join-c")
+            await gw.join(g2.game_id, "d", seat=1)
+            again = await gw.join(g2.game_id, "c", seat=0, command_id="join-c")  # an honest retry still works
+            assert again.seat == 0 and again.token
+            out = await c.submit({"type": "abandon"}, command_id="same-id")  # any accepted command
+            with pytest.raises(GatewayError) as e:
+                await gw.join(g2.game_id, "mallory", seat=0, command_id="same-id")
+            assert e.value.status == 409, (out, e.value)
+            # command ids reused across seats are separate commands
+            gid3, (p, q) = await _seated(gw)
+            v = await p.view()
+            first, second = [p, q][v["to_move"][0]], [p, q][1 - v["to_move"][0]]
+            r1 = await first.submit(Bid(quests=1), command_id="shared")
+            r2 = await second.submit(Bid(quests=1), command_id="shared")  # its own command, not seat 1's outcome
+            assert r2.version > r1.version, (r1, r2)
+            assert await first.submit(Bid(quests=3), command_id="shared") == r1  # a retry: the first outcome
+
+    anyio.run(main)
