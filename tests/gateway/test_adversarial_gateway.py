@@ -188,3 +188,121 @@ def test_a_join_cannot_replay_a_seat_commands_id_to_mint_its_token(gateway):
             assert await first.submit(Bid(quests=3), command_id="shared") == r1  # a retry: the first outcome
 
     anyio.run(main)
+
+
+def _strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+
+
+def _str_lists(obj):
+    if isinstance(obj, list):
+        if len(obj) >= 2 and all(isinstance(x, str) for x in obj):
+            yield obj
+        for v in obj:
+            yield from _str_lists(v)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _str_lists(v)
+
+
+async def _true_states(settings, title: str, gid: str):
+    from services.adapters.redis_store import EventStore, connect
+    from services.kernel import codec
+    from services.kernel import game as lifecycle
+
+    r = connect(settings.url)
+    try:
+        c = codec(title)
+        events = await EventStore(r, settings).read_events(c, gid)
+    finally:
+        await r.aclose()
+    states, game = {}, None
+    for e in events:
+        game = lifecycle.fold(c.title, [e], game)
+        states[e.version] = game
+    tags = [e.body.__struct_config__.tag for e in events]
+    seed_at = next(e.version for e in events if tags[e.version - 1] == "seed_revealed")
+    return states, events[seed_at - 1].body.seed, seed_at
+
+
+def test_every_channel_of_a_coop_quests_over_coffee_game_hides_deck_orders_seed_and_tokens(gateway, capfd):
+    """Seat 0 and a spectator of a 2-seat co-op Quests Over Coffee game: every socket message,
+    feed and view, lobby page, /metrics, error bodies and the process's log lines, checked
+    against the true state folded from the event stream (deck orders, the seed, the tokens)."""
+    import functools
+    import json
+    import random
+
+    from services.kernel import get_title
+    from services.sdk import BotStats, play_seat
+
+    title = "quests_over_coffee"
+    channels: dict[str, list] = {"seat0": [], "spec": [], "public": []}
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, clients = await _seated(gw, title, 2, start=False)
+            t = get_title(title)
+
+            async def spectate():
+                async with gw.spectate(gid) as sub:
+                    while True:
+                        m = await sub.recv(timeout=60)
+                        channels["spec"].append(m)
+                        if m["type"] == "view" and m["view"]["status"] in ("finished", "abandoned"):
+                            return
+
+            stats = BotStats()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(spectate)
+                await clients[0].start()
+                for i, c in enumerate(clients):
+                    tg.start_soon(functools.partial(play_seat, c, t.bots[sorted(t.bots)[0]], t.view_type,
+                                                    random.Random(i), stats, capture=(i == 0)))
+                # while it runs: lobby pages, metrics, a refused cross-seat read
+                for status in ("open", "running", "finished"):
+                    channels["public"].append((None, [msgspec.to_builtins(g) for g in await gw.lobby(title, status)]))
+                channels["public"].append((None, (await gw.http.get(gateway.url + "/metrics")).text))
+                resp = await gw.http.get(f"/games/{gid}/seats/1/view", headers={"Authorization": f"Bearer {clients[0].token}"})
+                channels["public"].append((None, resp.json()))
+            channels["seat0"] = stats.messages[0]
+            channels["seat0"] += [{"type": "feed", "version": e["version"], "entry": e} for e in await clients[0].feed(limit=1000)]
+            channels["spec"] += [{"type": "feed", "version": e["version"], "entry": e}
+                                 for e in await gw.spectator_feed(gid, limit=1000)]
+            return gid, [c.token for c in clients]
+
+    import msgspec
+
+    gid, toks = anyio.run(main)
+    states, seed, seed_at = anyio.run(_true_states, gateway.settings, title, gid)
+    checked = 0
+    for who in ("seat0", "spec"):
+        for m in channels[who]:
+            v = m["version"]
+            rules = states[v].rules
+            text = json.dumps(m)
+            assert not any(tok in text for tok in toks), f"{who} v{v}: a seat token"
+            if v < seed_at:
+                assert seed not in text and '"seed"' not in text, f"{who} v{v}: the seed"
+            if rules is None:
+                continue
+            pairs = {(d[i], d[i + 1]) for d in (rules.deck, rules.item_deck, rules.env_deck, rules.comp_deck)
+                     for i in range(len(d) - 1)}
+            for lst in _str_lists(m):
+                leaked = [(x, y) for x, y in zip(lst, lst[1:]) if (x, y) in pairs]
+                assert not leaked, f"{who} at v{v} saw face-down deck order {leaked[:3]} in {lst[:6]}"
+            checked += 1
+    for _, payload in channels["public"]:
+        text = json.dumps(payload)
+        assert seed not in text and not any(tok in text for tok in toks)
+    logs = "".join(capfd.readouterr())
+    assert not any(tok in logs for tok in toks), "a seat token in the logs"
+    assert not any(tok.split(".")[2] in logs for tok in toks), "a token signature in the logs"
+    assert checked > 50
