@@ -66,7 +66,7 @@ def issue(keys: tuple[bytes, ...], ns: str, game_id: str, seat: int, name: str, 
 def verify(keys: tuple[bytes, ...], ns: str, token: str, now: float | None = None) -> SeatClaims:
     """The claims of a valid token. Raises :class:`TokenError` otherwise (constant-time compare)."""
     parts = token.split(".")
-    if len(parts) != 3 or parts[0] != PREFIX or len(token) > 2048:
+    if len(parts) != 3 or parts[0] != PREFIX or len(token) > 2048 or not token.isascii():  # compare_digest refuses non-ASCII str
         raise TokenError("token_invalid", "The seat token is malformed.")
     _, payload, sig = parts
     if not any(hmac.compare_digest(_sign(k, payload), sig) for k in keys):

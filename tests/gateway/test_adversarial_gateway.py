@@ -306,3 +306,28 @@ def test_every_channel_of_a_coop_quests_over_coffee_game_hides_deck_orders_seed_
     assert not any(tok in logs for tok in toks), "a seat token in the logs"
     assert not any(tok.split(".")[2] in logs for tok in toks), "a token signature in the logs"
     assert checked > 50
+
+
+def test_tokens_with_odd_bytes_empty_bearers_long_headers_and_admin_paths(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, (a, b) = await _seated(gw)
+            head, payload, sig = a.token.split(".")
+            view = f"/games/{gid}/seats/0/view"
+            for value in (f"Bearer {head}.{payload}.{sig[:-1]}\xe9".encode("latin-1"), f"Bearer {head}.{payload}\xe9.{sig}".encode("latin-1"),
+                          b"Bearer", b"bearer " + a.token.encode() + b"x", b"Basic " + a.token.encode(),
+                          b"Bearer " + b"A" * 7000, b"Bearer qh1..", b"Bearer qh1.e30." + sig.encode()):
+                body = _clean_4xx(await gw.http.get(view, headers=[(b"Authorization", value)]), 401)
+                assert body["code"] in ("token_invalid", "token_missing"), (value[:40], body)
+            for path, method in ((f"/admin/games/{gid}/audit", "GET"), ("/admin/rebuild", "POST")):
+                resp = await gw.http.request(method, path, headers=[(b"Authorization", b"Bearer " + a.token.encode())])
+                _clean_4xx(resp, 401, "admin_token_invalid")
+                resp = await gw.http.request(method, path, headers=[(b"Authorization", "Bearer \xe9".encode("latin-1"))])
+                _clean_4xx(resp, 401, "admin_token_invalid")
+            # the token is the header's, not the query's, over HTTP
+            _clean_4xx(await gw.http.get(view, params={"token": a.token}), 401, "token_missing")
+            base = f"{gw.ws_url}/v1/games/{gid}/seats/0/ws"
+            assert await _close_code(f"{base}?token={head}.{payload}.{sig[:-1]}%C3%A9") == 4401
+            assert await _close_code(base, {"Authorization": f"Bearer {head}.{payload}.{sig[:-1]}\xe9"}) == 4401
+
+    anyio.run(main)
