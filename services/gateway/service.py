@@ -7,6 +7,7 @@ and re-encoded. Errors are :class:`ApiError` (HTTP status, stable code, one sent
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from typing import Any
@@ -194,7 +195,11 @@ class GatewayService:
             raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
         gid = game_id or new_id("g")
         self.check_game_id(gid)
-        out = await self.submit(title, gid, CreateGame(seats=seats, options=options), None, client_id="create")
+        body = CreateGame(seats=seats, options=options)
+        # The id binds the request: a retry of the same create gets its first outcome, another
+        # create of a taken id goes to the rules (game_exists / wrong_title), never that outcome.
+        digest = hashlib.sha256(msgspec.json.encode([title, body], order="sorted")).hexdigest()[:32]
+        out = await self.submit(title, gid, body, None, client_id=f"create.{digest}")
         return GameCreatedReply(game_id=gid, title=title, seats=seats, version=out.version)
 
     async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None) -> SeatGrant:

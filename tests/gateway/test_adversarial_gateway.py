@@ -331,3 +331,102 @@ def test_tokens_with_odd_bytes_empty_bearers_long_headers_and_admin_paths(gatewa
             assert await _close_code(base, {"Authorization": f"Bearer {head}.{payload}.{sig[:-1]}\xe9"}) == 4401
 
     anyio.run(main)
+
+
+def test_socket_floods_oversize_and_binary_frames_abrupt_closes_and_reconnect_storms(gateway):
+    import json
+    import random
+
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from services.kernel import get_title
+    from services.sdk import BotStats, play_seat
+
+    async def sockets_gauge(gw) -> float:
+        text = (await gw.http.get(gateway.url + "/metrics")).text
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("questhall_gateway_sockets{"))
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            before = await sockets_gauge(gw)
+            gid, (a, b) = await _seated(gw)
+            url = f"{gw.ws_url}/v1/games/{gid}/seats/0/ws?token={a.token}"
+            # a ping flood is answered in order, pong for pong
+            async with connect(url) as ws:
+                for _ in range(500):
+                    await ws.send('{"type":"ping"}')
+                pongs = 0
+                with anyio.fail_after(20):
+                    while pongs < 500:
+                        if json.loads(await ws.recv())["type"] == "pong":
+                            pongs += 1
+            # an oversize text frame and an oversize binary frame: close 1009
+            for frame in ("x" * 9000, b"\x00" * 9000):
+                async with connect(url, max_size=None) as ws:
+                    await ws.send(frame)
+                    with pytest.raises(ConnectionClosed) as ce, anyio.fail_after(10):
+                        while True:
+                            await ws.recv()
+                    assert ce.value.rcvd.code == 1009
+            # a command flood over the socket: every one answered (outcome or error), none lost
+            async with connect(url) as ws:
+                n = 60
+                for i in range(n):
+                    await ws.send(json.dumps({"type": "command", "command": {"type": "questeros.bid", "quests": 99},
+                                              "command_id": f"flood-{i}"}))
+                answers = 0
+                with anyio.fail_after(30):
+                    while answers < n:
+                        if json.loads(await ws.recv())["type"] in ("outcome", "error"):
+                            answers += 1
+            # reconnect storm with abrupt closes while the game is played, then a clean watcher
+            t = get_title("questeros")
+            stats = BotStats()
+            async with anyio.create_task_group() as tg:
+                for i, c in enumerate((a, b)):
+                    tg.start_soon(play_seat, c, t.bots["random"], t.view_type, random.Random(i), stats)
+                rng = random.Random(5)
+                for k in range(40):
+                    spec = f"{gw.ws_url}/v1/games/{gid}/ws?since={rng.randrange(0, 50)}"
+                    ws = await connect(spec if k % 2 else url)
+                    if rng.random() < 0.5:
+                        with anyio.move_on_after(0.05):
+                            await ws.recv()
+                    ws.transport.abort() if hasattr(ws, "transport") else await ws.close()
+            final = await gw.spectator_view(gid)
+            assert final["status"] == "finished"
+            got = []
+            async with gw.spectate(gid, since=0) as sub:
+                while True:
+                    m = await sub.recv(timeout=10)
+                    if m["type"] == "feed":
+                        got.append(m["version"])
+                    elif m["type"] == "view":
+                        break
+            assert got == list(range(1, final["version"] + 1)) or got == sorted(set(got))
+            with anyio.fail_after(15):  # every socket is accounted for once closed
+                while await sockets_gauge(gw) != before:
+                    await anyio.sleep(0.05)
+            assert (await gw.http.get(gateway.url + "/health")).status_code == 200
+
+    anyio.run(main)
+
+
+def test_create_with_a_taken_game_id_never_claims_another_title_or_seat_count(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid = f"taken-{__import__('uuid').uuid4().hex[:8]}"
+            first = await gw.create("questeros", 3, game_id=gid)
+            assert (await gw.create("questeros", 3, game_id=gid)) == first  # the idempotent retry
+            for title, seats in (("orion_duel", 2), ("questeros", 2), ("quests_over_coffee", 1)):
+                try:
+                    got = await gw.create(title, seats, game_id=gid)
+                except GatewayError as exc:
+                    assert exc.status == 409 and exc.code in ("game_exists", "wrong_title"), exc
+                else:
+                    raise AssertionError(f"create {title}/{seats} of a taken id answered {got}")
+            lobby = await gw.game(gid)
+            assert (lobby.title, lobby.seats) == ("questeros", 3)
+
+    anyio.run(main)
