@@ -132,7 +132,7 @@ async def lobby(gw: GatewayService, title: str | None = None,
 @post("/games/{game_id:str}/seats/{seat:int}/start", status_code=200, security=SEAT_AUTH,
       responses=_errors(401, 403, 404, 409, 422, 429, 504), summary="Start the game (any seated player)")
 async def start_game(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> CommandAccepted:
-    return await gw.start(gw.claims(_bearer(authorization), game_id, seat))
+    return await gw.start(await gw.seat_claims(_bearer(authorization), game_id, seat))
 
 
 @post("/games/{game_id:str}/seats/{seat:int}/commands", status_code=200, security=SEAT_AUTH,
@@ -140,14 +140,14 @@ async def start_game(game_id: str, seat: int, gw: GatewayService, authorization:
       summary="Submit a command as the seat; waits for the outcome")
 async def submit_command(game_id: str, seat: int, data: CommandRequest[AnyCommand], gw: GatewayService,
                          authorization: AuthHeader = None) -> CommandAccepted:
-    claims = gw.claims(_bearer(authorization), game_id, seat)
+    claims = await gw.seat_claims(_bearer(authorization), game_id, seat)
     return await gw.command(claims, data.command, data.command_id, data.expected_version)
 
 
 @get("/games/{game_id:str}/seats/{seat:int}/view", security=SEAT_AUTH, responses=_errors(401, 403, 404),
      summary="The seat's view (its own hidden information only)")
 async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> Response[ViewEnvelope[AnyView]]:
-    gw.claims(_bearer(authorization), game_id, seat)
+    await gw.seat_claims(_bearer(authorization), game_id, seat)
     return _json(await gw.view(game_id, seat))
 
 
@@ -156,7 +156,7 @@ async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: 
 async def seat_feed(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None,
                     after: Annotated[int, Parameter(ge=0)] = 0,
                     limit: Annotated[int, Parameter(ge=1, le=1000)] = 200) -> Response[list[FeedEntry[AnyEvent]]]:
-    gw.claims(_bearer(authorization), game_id, seat)
+    await gw.seat_claims(_bearer(authorization), game_id, seat)
     return _json(await gw.feed(game_id, seat, after, limit))
 
 

@@ -28,6 +28,15 @@ from services.kernel import titles as all_titles
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
+HOLD_LUA = """
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if (not cur) or tonumber(cur) < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return tonumber(ARGV[2])
+end
+return tonumber(cur)
+"""
+"""Record a seat's join version unless a later join is recorded (a replayed old join must not win)."""
 MAX_VERSION = 2**53
 """The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
@@ -111,6 +120,26 @@ class GatewayService:
             raise ApiError(403, "token_wrong_game", "The seat token belongs to another game.")
         if seat is not None and c.s != seat:
             raise ApiError(403, "token_wrong_seat", "The seat token belongs to another seat of this game.")
+        return c
+
+    def _holders_key(self, game_id: str) -> str:
+        return f"{self.keys.tag(self.keys.partition(game_id))}:gw:holders:{game_id}"  # not a read model
+
+    async def hold(self, game_id: str, seat: int, join_version: int) -> int:
+        """Record that ``seat`` was taken at ``join_version`` unless a later join is recorded;
+        returns the version of the seat's latest recorded join."""
+        return int(await self.r.eval(HOLD_LUA, 1, self._holders_key(game_id), seat, join_version))
+
+    async def still_held(self, claims: tokens.SeatClaims) -> bool:
+        """False once a join later than the token's took its seat (the holder left, another joined)."""
+        raw = await self.r.hget(self._holders_key(claims.g), claims.s)
+        return raw is None or int(raw) == claims.j
+
+    async def seat_claims(self, token: str | None, game_id: str, seat: int) -> tokens.SeatClaims:
+        """:meth:`claims`, and the token's holder still holds the seat (else 401 ``token_revoked``)."""
+        c = self.claims(token, game_id, seat)
+        if not await self.still_held(c):
+            raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat and another player took it.")
         return c
 
     def check_admin(self, token: str | None) -> None:
@@ -225,7 +254,10 @@ class GatewayService:
             raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
         out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed), seat,
                                 client_id=client_id or new_id("j"), player=name, join=True)
-        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, name.strip(), self.config.token_ttl)
+        if await self.hold(game_id, seat, out.version) != out.version:  # a retry of a join whose seat was left and retaken
+            raise ApiError(409, "seat_taken", f"Seat {seat} was taken by a later join.", command_id=client_id)
+        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, name.strip(), self.config.token_ttl,
+                             join_version=out.version)
         return SeatGrant(game_id=game_id, title=title, seat=seat, name=name.strip(), token=token, version=out.version)
 
     async def start(self, claims: tokens.SeatClaims) -> CommandAccepted:

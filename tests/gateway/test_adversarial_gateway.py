@@ -296,7 +296,7 @@ def test_every_channel_of_a_coop_quests_over_coffee_game_hides_deck_orders_seed_
             pairs = {(d[i], d[i + 1]) for d in (rules.deck, rules.item_deck, rules.env_deck, rules.comp_deck)
                      for i in range(len(d) - 1)}
             for lst in _str_lists(m):
-                leaked = [(x, y) for x, y in zip(lst, lst[1:]) if (x, y) in pairs]
+                leaked = [(x, y) for x, y in zip(lst, lst[1:], strict=False) if (x, y) in pairs]
                 assert not leaked, f"{who} at v{v} saw face-down deck order {leaked[:3]} in {lst[:6]}"
             checked += 1
     for _, payload in channels["public"]:
@@ -428,5 +428,40 @@ def test_create_with_a_taken_game_id_never_claims_another_title_or_seat_count(ga
                     raise AssertionError(f"create {title}/{seats} of a taken id answered {got}")
             lobby = await gw.game(gid)
             assert (lobby.title, lobby.seats) == ("questeros", 3)
+
+    anyio.run(main)
+
+
+def test_a_token_dies_when_its_holder_leaves_the_seat(gateway):
+    """Alice takes seat 0, leaves in the lobby, Mallory takes seat 0: Alice's old token must not
+    read Mallory's hand or play for her (HTTP and socket)."""
+    from schemas.questeros import Bid
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            from websockets.exceptions import ConnectionClosed
+
+            g = await gw.create("questeros", 2)
+            alice = await gw.join(g.game_id, "Alice", seat=0, command_id="alice-join")
+            async with alice.subscribe() as old_socket:  # opened while Alice holds the seat
+                await alice.submit({"type": "leave"})
+                mallory = await gw.join(g.game_id, "Mallory", seat=0)
+                await gw.join(g.game_id, "Bob", seat=1)
+                out = await mallory.start()
+                await mallory.wait_view(out.version)
+                with pytest.raises(ConnectionClosed) as ce, anyio.fail_after(10):
+                    while True:
+                        m = await old_socket.recv()
+                        assert m["type"] in ("feed", "view") and m["version"] < out.version, m  # nothing of Mallory's game
+                assert ce.value.rcvd.code == 4401
+            with pytest.raises(GatewayError) as e:  # Alice replays her join: her old outcome, a seat now Mallory's
+                await gw.join(g.game_id, "Alice", seat=0, command_id="alice-join")
+            assert (e.value.status, e.value.code) == (409, "seat_taken"), e.value
+            for call in (alice.view, alice.feed, lambda: alice.submit(Bid(quests=1))):
+                with pytest.raises(GatewayError) as e:
+                    await call()
+                assert e.value.status in (401, 403) and e.value.code.startswith("token_"), e.value
+            assert await _close_code(f"{gw.ws_url}/v1/games/{g.game_id}/seats/0/ws?token={alice.token}") in (4401, 4403)
+            assert (await mallory.view())["seat"] == 0
 
     anyio.run(main)
