@@ -267,6 +267,15 @@ def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
     return _error(status, ErrorBody(code=code, message=msg), dict(exc.headers or {}) or None)
 
 
+async def require_json(request: Request) -> None:
+    """A request with a body must say it is JSON (``application/json`` or ``+json``): 415 otherwise."""
+    h = request.headers
+    if (h.get("content-length", "0") != "0" or "transfer-encoding" in h) and request.method in ("POST", "PUT", "PATCH"):
+        media = h.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media != JSON_MEDIA and not (media.startswith("application/") and media.endswith("+json")):
+            raise ApiError(415, "unsupported_media_type", "Send the request body as JSON (Content-Type: application/json).")
+
+
 def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
     """A body nested deeper than the JSON decoder follows (msgspec raises RecursionError)."""
     log.warning("gateway_request_too_deep")
@@ -331,7 +340,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
         dependencies={"gw": Provide(provide_gw, sync_to_thread=False)},
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation_error,
                             HTTPException: on_http_error, RecursionError: on_too_deep, Exception: on_internal_error},
-        on_startup=[startup], on_shutdown=[shutdown],
+        on_startup=[startup], on_shutdown=[shutdown], before_request=require_json,
         openapi_config=openapi,
         request_max_body_size=config.max_body,
         state=State({"config": config, "settings": settings}),

@@ -465,3 +465,22 @@ def test_a_token_dies_when_its_holder_leaves_the_seat(gateway):
             assert (await mallory.view())["seat"] == 0
 
     anyio.run(main)
+
+
+def test_a_body_that_is_not_declared_json_is_415(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            body = b'{"title":"questeros","seats":2}'
+            for ctype in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+                          "application/xml", None):
+                headers = {"Content-Type": ctype} if ctype else {}
+                resp = await gw.http.post("/games", content=body, headers=headers)
+                if ctype is None:
+                    resp = await gw.http.post("/games", content=body, headers={"Content-Type": ""})
+                _clean_4xx(resp, 415, "unsupported_media_type")
+            for ctype in ("application/json", "application/json; charset=utf-8", "Application/JSON"):
+                assert (await gw.http.post("/games", content=body, headers={"Content-Type": ctype})).status_code == 201
+            gid, (a, _) = await _seated(gw, start=False)
+            assert (await a.start()).version > 0  # a POST without a body needs no content type
+
+    anyio.run(main)
