@@ -189,16 +189,19 @@ class GatewayService:
                      expected_version: int | None = None, player: str | None = None, join: bool = False) -> Accepted:
         """Submit and wait for the outcome; returns it if accepted.
 
-        The command id on the bus is ``s<seat>:<client id>`` (``j<seat>:`` for a join, ``c:`` for
-        seatless create), so two seats never share an id, and a join (which answers with the
-        seat's token) can never be answered by the stored outcome of one of the seat's commands. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
+        The command id on the bus is ``s<seat>:<client id>`` (``j<seat>:<SHA-256 of the client
+        id>`` for a join, ``c:`` for seatless create), so two seats never share an id, and a
+        join (which answers with the seat's token) can never be answered by the stored outcome
+        of one of the seat's commands, and its id is never stored or logged in the clear. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
         rejection (see :data:`UNPROCESSABLE`), 504 ``outcome_timeout`` (retry with the same id).
         """
         if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
             raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
         client_id = client_id or new_id("c")
         prefix = "c" if seat is None else f"{'j' if join else 's'}{seat}"
-        cid = f"{prefix}:{client_id}"
+        # A join's id gets the seat's token again: a credential. The bus, the logs and the
+        # bundle see only its hash (a retry with the same id gives the same hash).
+        cid = f"{prefix}:{hashlib.sha256(client_id.encode()).hexdigest()[:40] if join else client_id}"
         t0 = time.perf_counter()
         out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
         if out is None:

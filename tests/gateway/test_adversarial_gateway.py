@@ -484,3 +484,35 @@ def test_a_body_that_is_not_declared_json_is_415(gateway):
             assert (await a.start()).version > 0  # a POST without a body needs no content type
 
     anyio.run(main)
+
+
+def test_a_joins_command_id_is_in_no_log_and_no_bundle(gateway, capfd):
+    """A join's command id gets the seat's token again (idempotent retry): it is a credential,
+    so neither the logs nor the public bundle may carry it."""
+    import json
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            g = await gw.create("questeros", 2)
+            a = await gw.join(g.game_id, "A", seat=0, command_id="secret-join-a1")
+            await gw.join(g.game_id, "B", seat=1, command_id="secret-join-b1")
+            out = await a.start()
+            await a.wait_view(out.version)
+            again = await gw.join(g.game_id, "A", seat=0, command_id="secret-join-a1")  # the retry still works
+            assert again.seat == 0
+            await a.submit({"type": "abandon", "reason": "test"})
+            with anyio.fail_after(10):
+                while True:
+                    try:
+                        return await gw.bundle(g.game_id), a.token
+                    except GatewayError as exc:
+                        assert exc.code == "game_not_over", exc
+                        await anyio.sleep(0.02)
+
+    bundle, token = anyio.run(main)
+    text = json.dumps(bundle)
+    assert bundle["status"] == "abandoned"
+    logs = "".join(capfd.readouterr())
+    for secret in ("secret-join-a1", "secret-join-b1", token):
+        assert secret not in text, f"{secret} in the public bundle"
+        assert secret not in logs, f"{secret} in the logs"
