@@ -52,6 +52,8 @@ def test_deep_json_and_out_of_range_numbers_are_4xx_not_500(gateway):
             for after in (2**63, 2**64, 10**30):
                 _clean_4xx(await gw.http.get(f"/games/{gid}/feed", params={"after": after}), 400)
                 _clean_4xx(await gw.http.get(f"/games/{gid}/seats/0/feed", params={"after": after}, headers=auth), 400)
+            for path in (f"/games/{gid}/audit", f"/games/{gid}/bundle"):  # a running game is not public
+                _clean_4xx(await gw.http.get(path), 409, "game_not_over")
             # the game is untouched: the refused requests wrote nothing
             assert (await a.view())["version"] == (await gw.spectator_view(gid))["version"]
             assert len(await gw.spectator_feed(gid, limit=1000)) == (await gw.spectator_view(gid))["version"]
