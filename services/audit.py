@@ -194,6 +194,8 @@ def decode_bundle(data: bytes | str) -> dict:
         obj = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply to be a bundle") from None
     if not isinstance(obj, dict):
         raise ValueError("a bundle is a JSON object")
     return obj
@@ -237,7 +239,7 @@ def audit_bundle(bundle: dict) -> Verdict:
     seed, seed_fault = _check_seed(bundle, typed)
     if seed_fault is not None:
         faults.append(seed_fault)
-    header_fault = _check_header(bundle, typed)
+    header_fault = _check_header(bundle, typed, events)
     if header_fault is not None:
         faults.append(header_fault)
     replayed, unverified, replay_fault = _replay(c, gid, events, typed, commands, seed)
@@ -275,7 +277,7 @@ def _check_chain(c: Codec, gid: str, events: list) -> tuple[list[EventEnvelope],
         if raw.get("hash") != raw_hash(raw):
             return typed, _Fault(v, f"event {v}'s hash does not match its content (the event was altered)")
         at = raw.get("recorded_at")
-        if not isinstance(at, int) or (last_at is not None and at < last_at):
+        if type(at) is not int or at < 0 or (last_at is not None and at < last_at):
             return typed, _Fault(v, f"event {v}'s recorded_at {at!r} goes back in time (previous {last_at})")
         try:
             env = c.convert_event(raw, game_id=gid, version=v)
@@ -314,7 +316,7 @@ def _check_seed(bundle: dict, typed: list[EventEnvelope]) -> tuple[bytes | None,
     return seed, None
 
 
-def _check_header(bundle: dict, typed: list[EventEnvelope]) -> _Fault | None:
+def _check_header(bundle: dict, typed: list[EventEnvelope], events: list) -> _Fault | None:
     if not typed:
         return None
     created = typed[0].body
@@ -322,6 +324,16 @@ def _check_header(bundle: dict, typed: list[EventEnvelope]) -> _Fault | None:
                      ("seed_commitment", created.seed_commitment)):
         if bundle.get(key) != val:
             return _Fault(1, f"the bundle's {key} {bundle.get(key)!r} differs from game_created's {val!r}")
+    if len(typed) < len(events):  # the chain check reports the fault
+        return None
+    n = len(events)
+    if bundle.get("head_hash") != events[-1]["hash"]:
+        return _Fault(n, f"the bundle's head_hash {_short(bundle.get('head_hash'))} is not the hash of its last event {n}")
+    tags = [_tag(e) for e in events]
+    status = ("finished" if "game_finished" in tags else "abandoned" if "game_abandoned" in tags
+              else "active" if "game_started" in tags else "lobby")
+    if bundle.get("status") != status:
+        return _Fault(None, f"the bundle's status {_short(bundle.get('status'))} differs from its events' {status!r}")
     return None
 
 
@@ -339,10 +351,10 @@ def _replay(c: Codec, gid: str, events: list, typed: list[EventEnvelope], comman
         if not isinstance(entry, dict):
             return replayed, unverified, _Fault(cursor + 1, f"command entry {i} is not an object")
         vb, va, raw_cmd = entry.get("version_before"), entry.get("version_after"), entry.get("command")
-        if vb != cursor:
+        if type(vb) is not int or vb != cursor:  # not 0.0 nor False: JSON numbers of another type
             return replayed, unverified, _Fault(cursor + 1, f"no recorded command accounts for version {cursor + 1} "
                                                 f"(command entry {i} starts after version {vb!r})")
-        if not isinstance(va, int) or va <= vb or va > len(events):
+        if type(va) is not int or va <= vb or va > len(events):
             return replayed, unverified, _Fault(cursor + 1, f"command entry {i} claims versions {vb + 1}..{va!r}, "
                                                 f"outside the {len(events)} events")
         try:

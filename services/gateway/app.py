@@ -132,7 +132,7 @@ async def lobby(gw: GatewayService, title: str | None = None,
 @post("/games/{game_id:str}/seats/{seat:int}/start", status_code=200, security=SEAT_AUTH,
       responses=_errors(401, 403, 404, 409, 422, 429, 504), summary="Start the game (any seated player)")
 async def start_game(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> CommandAccepted:
-    return await gw.start(gw.claims(_bearer(authorization), game_id, seat))
+    return await gw.start(await gw.seat_claims(_bearer(authorization), game_id, seat))
 
 
 @post("/games/{game_id:str}/seats/{seat:int}/commands", status_code=200, security=SEAT_AUTH,
@@ -140,14 +140,14 @@ async def start_game(game_id: str, seat: int, gw: GatewayService, authorization:
       summary="Submit a command as the seat; waits for the outcome")
 async def submit_command(game_id: str, seat: int, data: CommandRequest[AnyCommand], gw: GatewayService,
                          authorization: AuthHeader = None) -> CommandAccepted:
-    claims = gw.claims(_bearer(authorization), game_id, seat)
+    claims = await gw.seat_claims(_bearer(authorization), game_id, seat)
     return await gw.command(claims, data.command, data.command_id, data.expected_version)
 
 
 @get("/games/{game_id:str}/seats/{seat:int}/view", security=SEAT_AUTH, responses=_errors(401, 403, 404),
      summary="The seat's view (its own hidden information only)")
 async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> Response[ViewEnvelope[AnyView]]:
-    gw.claims(_bearer(authorization), game_id, seat)
+    await gw.seat_claims(_bearer(authorization), game_id, seat)
     return _json(await gw.view(game_id, seat))
 
 
@@ -156,7 +156,7 @@ async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: 
 async def seat_feed(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None,
                     after: Annotated[int, Parameter(ge=0)] = 0,
                     limit: Annotated[int, Parameter(ge=1, le=1000)] = 200) -> Response[list[FeedEntry[AnyEvent]]]:
-    gw.claims(_bearer(authorization), game_id, seat)
+    await gw.seat_claims(_bearer(authorization), game_id, seat)
     return _json(await gw.feed(game_id, seat, after, limit))
 
 
@@ -267,6 +267,21 @@ def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
     return _error(status, ErrorBody(code=code, message=msg), dict(exc.headers or {}) or None)
 
 
+async def require_json(request: Request) -> None:
+    """A request with a body must say it is JSON (``application/json`` or ``+json``): 415 otherwise."""
+    h = request.headers
+    if (h.get("content-length", "0") != "0" or "transfer-encoding" in h) and request.method in ("POST", "PUT", "PATCH"):
+        media = h.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media != JSON_MEDIA and not (media.startswith("application/") and media.endswith("+json")):
+            raise ApiError(415, "unsupported_media_type", "Send the request body as JSON (Content-Type: application/json).")
+
+
+def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
+    """A body nested deeper than the JSON decoder follows (msgspec raises RecursionError)."""
+    log.warning("gateway_request_too_deep")
+    return _error(400, ErrorBody(code="invalid_request", message="The request is invalid: the JSON is nested too deeply."))
+
+
 def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
     from services.consumer import is_connection_error as _is_connection_error
 
@@ -324,8 +339,8 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
         route_handlers=[v1, metrics, health],
         dependencies={"gw": Provide(provide_gw, sync_to_thread=False)},
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation_error,
-                            HTTPException: on_http_error, Exception: on_internal_error},
-        on_startup=[startup], on_shutdown=[shutdown],
+                            HTTPException: on_http_error, RecursionError: on_too_deep, Exception: on_internal_error},
+        on_startup=[startup], on_shutdown=[shutdown], before_request=require_json,
         openapi_config=openapi,
         logging_config=None,  # Litestar's default would set the root logger to INFO (an httpx line per request)
         request_max_body_size=config.max_body,

@@ -7,6 +7,7 @@ and re-encoded. Errors are :class:`ApiError` (HTTP status, stable code, one sent
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from typing import Any
@@ -27,6 +28,17 @@ from services.kernel import titles as all_titles
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
+HOLD_LUA = """
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if (not cur) or tonumber(cur) < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return tonumber(ARGV[2])
+end
+return tonumber(cur)
+"""
+"""Record a seat's join version unless a later join is recorded (a replayed old join must not win)."""
+MAX_VERSION = 2**53
+"""The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
 # Rejection codes answered with 422 (the command itself is malformed for this game); every
 # other rule rejection is 409 (well-formed, but the game's state refuses it).
@@ -88,9 +100,9 @@ class GatewayService:
     # -- identity ------------------------------------------------------------------------------
 
     def check_game_id(self, game_id: str) -> None:
-        """Raises ApiError 400 ``bad_game_id`` unless ``game_id`` is 1-64 of ``[A-Za-z0-9_.-]``."""
-        if not GAME_ID.match(game_id):
-            raise ApiError(400, "bad_game_id", "A game id is 1 to 64 characters of letters, digits and _ . -.")
+        """Raises ApiError 400 ``bad_game_id`` unless ``game_id`` is 1-64 of ``[A-Za-z0-9_.-]``, not ``.`` or ``..``."""
+        if not GAME_ID.match(game_id) or game_id in (".", ".."):  # a dot segment: no URL could name it
+            raise ApiError(400, "bad_game_id", "A game id is 1 to 64 characters of letters, digits and _ . - (not . or .. alone).")
 
     def claims(self, token: str | None, game_id: str, seat: int | None = None) -> tokens.SeatClaims:
         """The claims of ``token`` for ``game_id`` (and ``seat`` if given).
@@ -108,6 +120,26 @@ class GatewayService:
             raise ApiError(403, "token_wrong_game", "The seat token belongs to another game.")
         if seat is not None and c.s != seat:
             raise ApiError(403, "token_wrong_seat", "The seat token belongs to another seat of this game.")
+        return c
+
+    def _holders_key(self, game_id: str) -> str:
+        return f"{self.keys.tag(self.keys.partition(game_id))}:gw:holders:{game_id}"  # not a read model
+
+    async def hold(self, game_id: str, seat: int, join_version: int) -> int:
+        """Record that ``seat`` was taken at ``join_version`` unless a later join is recorded;
+        returns the version of the seat's latest recorded join."""
+        return int(await self.r.eval(HOLD_LUA, 1, self._holders_key(game_id), seat, join_version))
+
+    async def still_held(self, claims: tokens.SeatClaims) -> bool:
+        """False once a join later than the token's took its seat (the holder left, another joined)."""
+        raw = await self.r.hget(self._holders_key(claims.g), claims.s)
+        return raw is None or int(raw) == claims.j
+
+    async def seat_claims(self, token: str | None, game_id: str, seat: int) -> tokens.SeatClaims:
+        """:meth:`claims`, and the token's holder still holds the seat (else 401 ``token_revoked``)."""
+        c = self.claims(token, game_id, seat)
+        if not await self.still_held(c):
+            raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat and another player took it.")
         return c
 
     def check_admin(self, token: str | None) -> None:
@@ -154,23 +186,31 @@ class GatewayService:
         return t
 
     async def submit(self, title: str, game_id: str, body: Command, seat: int | None, *, client_id: str | None = None,
-                     expected_version: int | None = None, player: str | None = None) -> Accepted:
+                     expected_version: int | None = None, player: str | None = None, join: bool = False) -> Accepted:
         """Submit and wait for the outcome; returns it if accepted.
 
-        The command id on the bus is ``s<seat>:<client id>`` (``c:`` for seatless create), so
-        two seats never share an id. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
+        The command id on the bus is ``s<seat>:<client id>`` (``j<seat>:<SHA-256 of the client
+        id>`` for a join, ``c:`` for seatless create), so two seats never share an id, and a
+        join (which answers with the seat's token) can never be answered by the stored outcome
+        of one of the seat's commands, and its id is never stored or logged in the clear. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
         rejection (see :data:`UNPROCESSABLE`), 504 ``outcome_timeout`` (retry with the same id).
         """
         if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
             raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
         client_id = client_id or new_id("c")
-        cid = f"{'c' if seat is None else f's{seat}'}:{client_id}"
+        prefix = "c" if seat is None else f"{'j' if join else 's'}{seat}"
+        # A join's id gets the seat's token again: a credential. The bus, the logs and the
+        # bundle see only its hash (a retry with the same id gives the same hash).
+        cid = f"{prefix}:{hashlib.sha256(client_id.encode()).hexdigest()[:40] if join else client_id}"
         t0 = time.perf_counter()
         out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
         if out is None:
             env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
                                   expected_version=expected_version, issued_at=int(time.time() * 1000))
-            out = await self.bus.submit(env, self.config.command_timeout)
+            try:
+                out = await self.bus.submit(env, self.config.command_timeout)
+            except OverflowError:  # encoding failed: nothing was sent
+                raise ApiError(400, "invalid_request", "The request is invalid: a number is out of range (64 bits).") from None
         if out is None:
             self.metrics.command(title, "timeout", time.perf_counter() - t0)
             raise ApiError(504, "outcome_timeout", "No outcome arrived in time; retry with the same command id.",
@@ -187,7 +227,11 @@ class GatewayService:
             raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
         gid = game_id or new_id("g")
         self.check_game_id(gid)
-        out = await self.submit(title, gid, CreateGame(seats=seats, options=options), None, client_id="create")
+        body = CreateGame(seats=seats, options=options)
+        # The id binds the request: a retry of the same create gets its first outcome, another
+        # create of a taken id goes to the rules (game_exists / wrong_title), never that outcome.
+        digest = hashlib.sha256(msgspec.json.encode([title, body], order="sorted")).hexdigest()[:32]
+        out = await self.submit(title, gid, body, None, client_id=f"create.{digest}")
         return GameCreatedReply(game_id=gid, title=title, seats=seats, version=out.version)
 
     async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None) -> SeatGrant:
@@ -212,8 +256,11 @@ class GatewayService:
         if not 0 <= seat < 64:
             raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
         out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed), seat,
-                                client_id=client_id or new_id("j"), player=name)
-        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, name.strip(), self.config.token_ttl)
+                                client_id=client_id or new_id("j"), player=name, join=True)
+        if await self.hold(game_id, seat, out.version) != out.version:  # a retry of a join whose seat was left and retaken
+            raise ApiError(409, "seat_taken", f"Seat {seat} was taken by a later join.", command_id=client_id)
+        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, name.strip(), self.config.token_ttl,
+                             join_version=out.version)
         return SeatGrant(game_id=game_id, title=title, seat=seat, name=name.strip(), token=token, version=out.version)
 
     async def start(self, claims: tokens.SeatClaims) -> CommandAccepted:
@@ -244,8 +291,8 @@ class GatewayService:
     async def feed(self, game_id: str, seat: int | None, after: int, limit: int) -> bytes:
         """Feed entries with version > ``after`` (at most ``limit``), as a JSON array."""
         await self.title_of(game_id)
-        if after < 0 or not 1 <= limit <= 1000:
-            raise ApiError(400, "bad_range", "after must be >= 0 and limit 1 to 1000.")
+        if not 0 <= after <= MAX_VERSION or not 1 <= limit <= 1000:
+            raise ApiError(400, "bad_range", f"after must be 0 to {MAX_VERSION} and limit 1 to 1000.")
         rows = await self.r.xrange(self.keys.feed(game_id, seat), f"({after}-0" if after else "-", "+", count=limit)
         return b"[" + b",".join(f[b"e"] for _, f in rows) + b"]"
 

@@ -42,8 +42,10 @@ CLOSE_FOR_STATUS = {400: 4400, 401: 4401, 403: 4403, 404: 4404}
 class _Pusher:
     """Sends feed entries and views of one seat (or spectators) from ``since`` on, in version order."""
 
-    def __init__(self, gw: GatewayService, socket: WebSocket, game_id: str, seat: int | None, since: int) -> None:
+    def __init__(self, gw: GatewayService, socket: WebSocket, game_id: str, seat: int | None, since: int,
+                 claims: Any = None) -> None:
         self.gw = gw
+        self.claims = claims
         self.socket = socket
         self.feed_key = gw.keys.feed(game_id, seat)
         self.view_key = gw.keys.view(game_id, seat)
@@ -68,6 +70,9 @@ class _Pusher:
         r = self.gw.r
         while True:
             resp = await r.xread({self.feed_key: f"{self.cursor}-0"}, count=200, block=BLOCK_MS)
+            if self.claims is not None and not await self.gw.still_held(self.claims):  # the seat changed hands
+                await self.socket.close(4401, "token_revoked: the seat was left and taken by another player")
+                return
             for _, rows in resp or []:
                 await self._send_entries(rows)
             raw = await r.get(self.view_key)
@@ -88,18 +93,18 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     kind = "spectator" if seat is None else "seat"
     try:
         since_raw = socket.query_params.get("since") or "0"
-        if not since_raw.isdigit() or len(since_raw) > 12:
+        if not (since_raw.isascii() and since_raw.isdigit()) or len(since_raw) > 12:  # not "²": int() refuses it
             await socket.close(4400, "bad_since: since is a version, a whole number >= 0")
             return
         claims = None
         if seat is not None:
             token = socket.query_params.get("token") or _bearer(socket.headers.get("authorization"))
-            claims = gw.claims(token, game_id, seat)
+            claims = await gw.seat_claims(token, game_id, seat)
         await gw.title_of(game_id)
     except ApiError as exc:
         await socket.close(CLOSE_FOR_STATUS.get(exc.status, 4400), f"{exc.code}: {exc.message}"[:120])
         return
-    pusher = _Pusher(gw, socket, game_id, seat, int(since_raw))
+    pusher = _Pusher(gw, socket, game_id, seat, int(since_raw), claims)
     gw.metrics.sockets.labels(kind=kind).inc()
     try:
         async with anyio.create_task_group() as tg:
@@ -135,6 +140,9 @@ async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             await pusher.send(_ENC.encode(WsError(code="bad_message", message=f"The message is invalid: {exc}"[:300])))
             continue
+        except RecursionError:
+            await pusher.send(_ENC.encode(WsError(code="bad_message", message="The message is invalid: the JSON is nested too deeply.")))
+            continue
         if isinstance(msg, WsPing):
             await pusher.send(b'{"type":"pong"}')
             continue
@@ -142,6 +150,8 @@ async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
             await pusher.send(_ENC.encode(WsError(code="read_only", message="Spectator sockets cannot send commands.")))
             continue
         try:
+            if not await gw.still_held(claims):
+                raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat and another player took it.")
             out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version)
             reply = WsOutcome(command_id=out.command_id, status="accepted", version=out.version, events=out.events)
         except ApiError as exc:

@@ -78,7 +78,8 @@ def test_a_seat_token_can_do_nothing_as_another_seat_or_game(gateway):
                 await gw.seat(gid, 0, expired).view()
             _refused(e, 401, "token_expired")
             # key rotation: a token signed by the previous key still works
-            rotated = tokens.issue((KEYS[1],), gateway.settings.namespace, gid, 0, "p0", 60)
+            rotated = tokens.issue((KEYS[1],), gateway.settings.namespace, gid, 0, "p0", 60,
+                                   join_version=tokens.verify(KEYS, gateway.settings.namespace, a.token).j)
             assert (await gw.seat(gid, 0, rotated).view())["seat"] == 0
             # the spectator socket and view carry no hand and no legal commands
             async with gw.spectate(gid) as sub:
