@@ -30,13 +30,17 @@ def test_play_a_short_game_in_a_terminal(gateway, title, extra):
                 first = False
                 child.sendline("help")
                 child.expect("Also: help, moves")
+                child.expect("your move> ")  # the prompt comes back after every local word
                 child.sendline("moves")
                 child.expect(r"\d+ moves: ")
+                child.expect("your move> ")
                 child.sendline("dance")
                 child.expect(r"\? Unknown word 'dance'")
+                child.expect("your move> ")
             child.sendline("hint")
             child.expect(r"hint: ([^\r\n]+)\r\n")
             suggestion = child.match.group(1)
+            child.expect("your move> ")
             assert not suggestion.startswith("(")
             child.sendline(suggestion)
             moves += 1
