@@ -48,3 +48,15 @@ def gateway(redis_url: str) -> Iterator[Running]:
     """One gateway (with workers and projector) per test module, in its own namespace."""
     settings = Settings(url=redis_url, namespace=f"gw{uuid.uuid4().hex[:10]}", partitions=4)
     yield from run_gateway(settings, make_config())
+
+
+def strings(obj):
+    """Every string anywhere in a JSON-like value (for leak checks)."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from strings(v)

@@ -192,17 +192,6 @@ def test_a_join_cannot_replay_a_seat_commands_id_to_mint_its_token(gateway):
     anyio.run(main)
 
 
-def _strings(obj):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _strings(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _strings(v)
-
-
 def _str_lists(obj):
     if isinstance(obj, list):
         if len(obj) >= 2 and all(isinstance(x, str) for x in obj):

@@ -19,7 +19,7 @@ from services.gateway import tokens
 from services.kernel import codec, get_title
 from services.kernel import game as lifecycle
 from services.sdk import BotStats, Gateway, GatewayError, Subscription, play_seat
-from tests.gateway.conftest import ADMIN, KEYS, make_config, run_gateway
+from tests.gateway.conftest import ADMIN, KEYS, make_config, run_gateway, strings
 
 
 async def _seated(gw: Gateway, title: str = "questeros", seats: int = 2, start: bool = True):
@@ -288,8 +288,8 @@ def test_no_payload_of_seat_a_or_a_spectator_holds_a_hidden_card_or_the_seed(gat
                 hidden = {card for h in others for card in h} | (set(rules.deck) - PUBLIC_EPICS)
                 if who == 0:
                     hidden -= looked
-                strings = set(_strings(m))
-                assert not (strings & hidden), f"{who} at v{v} saw hidden cards {sorted(strings & hidden)}"
+                seen = set(strings(m))
+                assert not (seen & hidden), f"{who} at v{v} saw hidden cards {sorted(seen & hidden)}"
                 text = json.dumps(m)
                 if v < seed_version:
                     assert seed not in text and '"seed"' not in text
@@ -301,17 +301,6 @@ def test_no_payload_of_seat_a_or_a_spectator_holds_a_hidden_card_or_the_seed(gat
 
 PUBLIC_EPICS = {f"e{i}" for i in range(10, 16)}
 """Set aside face up and added to the deck publicly (``epic_added``): the deck order stays secret."""
-
-
-def _strings(obj):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _strings(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _strings(v)
 
 
 def test_audit_endpoints_public_only_when_over_admin_any_time(gateway):
