@@ -82,7 +82,12 @@ class Gateway:
         if content is not None:
             headers["Content-Type"] = "application/json"
         resp = await self.http.request(method, path, content=content, headers=headers, params=params)
-        data = json.loads(resp.content) if resp.content else None
+        try:
+            data = json.loads(resp.content) if resp.content else None
+        except ValueError:  # e.g. an HTML page from a proxy in front of the gateway
+            if resp.status_code < 400:
+                raise GatewayError(resp.status_code, "bad_response", "The gateway answered with a body that is not JSON.") from None
+            data = None
         if resp.status_code >= 400:
             d = data if isinstance(data, dict) else {}
             ra = resp.headers.get("retry-after")
