@@ -342,3 +342,32 @@ def test_token_module_round_trip_and_rotation():
 
 
 _ = Subscription  # the SDK type used through helpers
+
+
+def test_commands_sent_over_the_seat_socket_get_their_outcome(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, clients = await _seated(gw, "questeros", 2)
+            view = await clients[0].view()
+            bidder = view["to_move"][0]
+            other = 1 - bidder
+            async def outcomes(s, n):
+                got = []
+                while len(got) < n:
+                    m = await s.recv(timeout=20)
+                    if m["type"] == "outcome":
+                        got.append(m)
+                return got
+
+            async with clients[bidder].subscribe(view["version"]) as sub, clients[other].subscribe(view["version"]) as osub:
+                await osub.send({"type": "command", "command": {"type": "questeros.bid", "quests": 1}, "command_id": "ws-out-of-turn"})
+                theirs = await outcomes(osub, 1)
+                await sub.send({"type": "command", "command": {"type": "questeros.bid", "quests": 1}, "command_id": "ws-bid"})
+                await sub.send({"type": "command", "command": {"type": "questeros.bid", "quests": 1}, "command_id": "ws-bid"})
+                mine = await outcomes(sub, 2)
+            assert theirs[0]["status"] == "rejected" and theirs[0]["code"] == "not_your_turn", theirs
+            assert [m["status"] for m in mine] == ["accepted", "accepted"] and mine[0]["version"] == mine[1]["version"], mine
+            feed = await clients[bidder].feed(after=view["version"])
+            assert [e["body"]["type"] for e in feed].count("questeros.bid_made") == 1
+
+    anyio.run(main)
