@@ -351,6 +351,7 @@ def test_commands_sent_over_the_seat_socket_get_their_outcome(gateway):
             view = await clients[0].view()
             bidder = view["to_move"][0]
             other = 1 - bidder
+
             async def outcomes(s, n):
                 got = []
                 while len(got) < n:
@@ -367,6 +368,7 @@ def test_commands_sent_over_the_seat_socket_get_their_outcome(gateway):
                 mine = await outcomes(sub, 2)
             assert theirs[0]["status"] == "rejected" and theirs[0]["code"] == "not_your_turn", theirs
             assert [m["status"] for m in mine] == ["accepted", "accepted"] and mine[0]["version"] == mine[1]["version"], mine
+            await clients[bidder].wait_view(mine[0]["version"])
             feed = await clients[bidder].feed(after=view["version"])
             assert [e["body"]["type"] for e in feed].count("questeros.bid_made") == 1
 
