@@ -18,7 +18,7 @@ Source: ../shared/DESIGN.md, "The flow of one command" and "Fairness and audit".
 
 from __future__ import annotations
 
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar, get_args
 
 from schemas.base import Command, Event, Record
 
@@ -129,7 +129,8 @@ class AbandonGame(Command, tag="abandon"):
 
 
 LifecycleCommand = CreateGame | JoinSeat | LeaveSeat | StartGame | AbandonGame
-LIFECYCLE_COMMAND_TAGS = frozenset({"create", "join", "leave", "start", "abandon"})
+LIFECYCLE_COMMANDS: tuple[type[Command], ...] = get_args(LifecycleCommand)
+LIFECYCLE_COMMAND_TAGS = frozenset(t.__struct_config__.tag for t in LIFECYCLE_COMMANDS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,9 +193,8 @@ class SeedRevealed(Event, tag="seed_revealed"):
 
 
 LifecycleEvent = GameCreated | SeatJoined | SeatLeft | GameStarted | GameAbandoned | GameFinished | SeedRevealed
-LIFECYCLE_EVENT_TAGS = frozenset(
-    {"game_created", "seat_joined", "seat_left", "game_started", "game_abandoned", "game_finished", "seed_revealed"}
-)
+LIFECYCLE_EVENTS: tuple[type[Event], ...] = get_args(LifecycleEvent)
+LIFECYCLE_EVENT_TAGS = frozenset(t.__struct_config__.tag for t in LIFECYCLE_EVENTS)
 
 
 class SeatInfo(Record):

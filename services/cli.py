@@ -11,7 +11,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import msgspec
@@ -84,11 +84,15 @@ def redis_url(embedded_ok: bool):
         server.stop()
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM stops a long-running command like Ctrl-C does (clean shutdown, embedded server stopped)."""
+def _run_until_stopped(main: Any) -> None:
+    """Run the async ``main`` of a long-lived service until Ctrl-C or SIGTERM (both a clean shutdown)."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
 
 
 def _settings(url: str):
@@ -121,11 +125,7 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
             _health(w, "worker", [s.keys.commands(p, title) for p in w.partitions], w.group, url, health_port)
         await w.run()
 
-    _stop_on_sigterm()
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        pass
+    _run_until_stopped(main)
 
 
 @app.command()
@@ -149,11 +149,7 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
             _health(proj, "projector", [s.keys.log(p) for p in proj.partitions], GROUP, url, health_port)
         await proj.run()
 
-    _stop_on_sigterm()
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        pass
+    _run_until_stopped(main)
 
 
 @app.command()
@@ -162,7 +158,6 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
           gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
     """Run every title's worker, the projector and the gateway in one process (embedded Valkey unless REDIS_URL)."""
     logs.configure()
-    _stop_on_sigterm()
     from services.runtime import services_running
 
     with redis_url(embedded_ok=True) as url:
@@ -177,10 +172,7 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
                 err.print(f"Serving on {url}; Ctrl-C to stop.")
                 await anyio.sleep_forever()
 
-        try:
-            anyio.run(main)
-        except KeyboardInterrupt:
-            pass
+        _run_until_stopped(main)
 
 
 @app.command("gateway")
@@ -188,7 +180,6 @@ def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] 
                 port: Annotated[int, typer.Option(help="Listen on this port.")] = 8000) -> None:
     """Run the HTTP/WebSocket gateway (REDIS_URL; keys and limits: docs/gateway.md)."""
     logs.configure()
-    _stop_on_sigterm()
     from services.gateway.server import gateway_running
 
     s = _settings(_url())
@@ -198,10 +189,7 @@ def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] 
             err.print(f"Gateway on http://{host}:{bound} (namespace {s.namespace}); Ctrl-C to stop.")
             await anyio.sleep_forever()
 
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        pass
+    _run_until_stopped(main)
 
 
 @app.command()

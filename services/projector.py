@@ -22,13 +22,9 @@ import msgspec
 import structlog
 
 from schemas.envelope import (
+    LIFECYCLE_EVENTS,
     EventEnvelope,
-    GameAbandoned,
-    GameCreated,
-    GameFinished,
-    GameStarted,
-    SeatJoined,
-    SeatLeft,
+    SeedRevealed,
 )
 from services.adapters import scripts
 from services.adapters.redis_store import EventStore, GroupReader, Settings
@@ -41,7 +37,8 @@ log = structlog.get_logger("questhall.projector")
 
 GROUP = "projector"
 STATUSES = ("lobby", "active", "finished", "abandoned")
-_LOBBY_EVENTS = (GameCreated, SeatJoined, SeatLeft, GameStarted, GameAbandoned, GameFinished)
+_LOBBY_EVENTS = tuple(e for e in LIFECYCLE_EVENTS if e is not SeedRevealed)
+"""Events that change a game's lobby entry or result."""
 JSON = msgspec.json.Encoder()
 
 

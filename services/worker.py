@@ -61,6 +61,8 @@ class Worker:
         self.codec = get_codec(title)
         self.title = self.codec.title
         self.group = f"worker:{title}"
+        self.dead_of = {self.keys.commands(p, title): self.keys.dead(p, title) for p in range(settings.partitions)}
+        """The dead-letter stream of each command stream (same partition, same title)."""
         self.consumer = consumer or consumer_name(f"w-{title}")
         self.partitions = partitions if partitions is not None else list(range(settings.partitions))
         self.store = EventStore(r, settings)
@@ -118,7 +120,7 @@ class Worker:
 
     async def _park(self, rd: GroupReader, mid: str, fields: dict, error: str) -> None:
         raw = fields.get(b"c", b"")
-        dead = rd.stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
+        dead = self.dead_of[rd.stream]
         try:
             env = ENVELOPE_DECODER.decode(raw)
         except Exception:
@@ -137,7 +139,7 @@ class Worker:
         try:
             env: CommandEnvelope = ENVELOPE_DECODER.decode(raw)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
+            dead = self.dead_of[stream]
             ids = _readable_ids(raw)
             if ids is not None:  # parked for operators, and the caller is told under its command id
                 gid, cid = ids
@@ -151,7 +153,7 @@ class Worker:
             return
         if not GAME_ID.match(env.game_id) or not COMMAND_ID.match(env.command_id):
             # No key may be named after an id that is not one (any length, any bytes): park.
-            dead = stream.rsplit(":cmd:", 1)[0] + f":dead:{self.title.name}"
+            dead = self.dead_of[stream]
             await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw,
                                   error="bad game id" if not GAME_ID.match(env.game_id) else "bad command id")
             log.warning("command_parked", title=self.title.name, message_id=mid, game_id=env.game_id[:80],

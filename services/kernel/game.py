@@ -19,8 +19,9 @@ from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
-from schemas.base import Command, Event, Record
+from schemas.base import Event, Record
 from schemas.envelope import (
+    LIFECYCLE_EVENTS,
     AbandonGame,
     CommandEnvelope,
     CreateGame,
@@ -268,13 +269,8 @@ def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
 def redact(title: Title, envelope: EventEnvelope, seat: int | None) -> FeedEntry | None:
     """The event as ``seat`` (None: spectator) may see it, or None if it sees nothing of it."""
     body = envelope.body
-    if not isinstance(body, (GameCreated, SeatJoined, SeatLeft, GameStarted, GameAbandoned, GameFinished, SeedRevealed)):
+    if not isinstance(body, LIFECYCLE_EVENTS):
         body = title.redact(body, seat)
         if body is None:
             return None
     return FeedEntry(game_id=envelope.game_id, version=envelope.version, recorded_at=envelope.recorded_at, body=body)
-
-
-def is_title_command(body: Command) -> bool:
-    """True for a title's own command (not a lifecycle command)."""
-    return not isinstance(body, (CreateGame, JoinSeat, LeaveSeat, StartGame, AbandonGame))

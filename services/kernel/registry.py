@@ -18,27 +18,14 @@ import msgspec
 
 from schemas.envelope import (
     LIFECYCLE_COMMAND_TAGS,
+    LIFECYCLE_COMMANDS,
     LIFECYCLE_EVENT_TAGS,
-    AbandonGame,
+    LIFECYCLE_EVENTS,
     CommandEnvelope,
-    CreateGame,
     EventEnvelope,
-    GameAbandoned,
-    GameCreated,
-    GameFinished,
-    GameStarted,
-    JoinSeat,
-    LeaveSeat,
-    SeatJoined,
-    SeatLeft,
-    SeedRevealed,
-    StartGame,
 )
 from services.kernel.decider import Title
 from services.kernel.errors import CorruptEvent
-
-LIFECYCLE_COMMANDS = (CreateGame, JoinSeat, LeaveSeat, StartGame, AbandonGame)
-LIFECYCLE_EVENTS = (GameCreated, SeatJoined, SeatLeft, GameStarted, GameAbandoned, GameFinished, SeedRevealed)
 
 
 def _union(types: tuple[type, ...]) -> Any:
