@@ -25,7 +25,7 @@ app = typer.Typer(help="Questhall: an event-sourced backend for turn-based table
 scenario_app = typer.Typer(help="Scenario files: scripted games with expected outcomes.", no_args_is_help=True)
 app.add_typer(scenario_app, name="scenario")
 console = Console(width=max(Console().width, 160))
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 DATA_DIR = Path(os.environ.get("QUESTHALL_DATA", ".questhall"))
 
@@ -85,12 +85,27 @@ def redis_url(embedded_ok: bool):
 
 
 def _run_until_stopped(main: Any) -> None:
-    """Run the async ``main`` of a long-lived service until Ctrl-C or SIGTERM (both a clean shutdown)."""
+    """Run the async ``main`` of a long-lived service until it ends, or SIGTERM/SIGINT arrives.
+
+    Either signal cancels ``main`` (its context managers shut down cleanly, an embedded server
+    is stopped), also where SIGINT is ignored (a background job of a script).
+    """
     import signal
 
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    async def until_signal() -> None:
+        async with anyio.create_task_group() as tg:
+            async def watch() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch)
+            await main()
+            tg.cancel_scope.cancel()
+
     try:
-        anyio.run(main)
+        anyio.run(until_signal)
     except KeyboardInterrupt:
         pass
 

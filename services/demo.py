@@ -209,7 +209,7 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                             if games is None and time.monotonic() >= deadline and n > 0:
                                 return
                             rng = random.Random(seed * 1_000_003 + idx * 10_007 + n)
-                            if n % SDK_SHARE == SDK_SHARE - 1:
+                            if n % SDK_SHARE == 1:  # the 2nd of every SDK_SHARE games, so even --games 2 uses the gateway
                                 await play_sdk_game(sdk_client, name, default_seats_for(name, n), rng, stats[name])
                             else:
                                 await play_bot_game(client, name, default_seats_for(name, n), rng, stats[name])
