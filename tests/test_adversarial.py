@@ -8,11 +8,11 @@ import anyio
 import msgspec
 
 from schemas.envelope import Accepted, CommandEnvelope, JoinSeat, Rejected, StartGame
+from services.adapters.client import BusClient
 from services.adapters.redis_store import ENC, EventStore, GroupReader, connect
-from services.client import BusClient
 from services.kernel import codec, fold, get_title
 from services.kernel.hashing import GENESIS, event_hash
-from services.runtime import services_running
+from services.runtime.serve import services_running
 from tests.toygame import Add
 
 FAST = {"min_idle_ms": 200}
@@ -164,7 +164,7 @@ async def _feed(w, r, settings, env: CommandEnvelope) -> None:
 
 
 async def _two_replicas(r, settings):
-    from services.worker import Worker
+    from services.runtime.worker import Worker
 
     ws = [Worker(r, settings, "toy", consumer=f"replica-{i}") for i in range(2)]
     for p in range(settings.partitions):
@@ -316,9 +316,9 @@ def test_worker_and_projector_sigkilled_at_random_moments_every_command_one_outc
     import random
     import time
 
-    from services.client import NoOutcome
+    from services.adapters.client import NoOutcome
     from services.kernel import game as lifecycle
-    from services.projector import projection
+    from services.runtime.projector import projection
     from tests.procs import kill9, spawn, stop
 
     async def main():
@@ -584,7 +584,7 @@ def test_projection_script_never_fails_halfway_on_a_feed_that_is_ahead(settings)
 def test_a_projector_with_a_cache_from_lost_writes_folds_the_stored_history(settings):
     """Projector A cached a game at a version whose events Redis lost; projector B applied the
     rewritten history to that version. A must not fold the next event onto its cached state."""
-    from services.projector import Projector
+    from services.runtime.projector import Projector
 
     async def main():
         r = connect(settings.url)
@@ -655,9 +655,9 @@ def test_redis_sigkilled_mid_game_two_replicas_chains_stay_intact_and_read_model
     import dataclasses
     import random
 
-    from services.client import NoOutcome
-    from services.demo import dump_read_models
-    from services.projector import rebuild
+    from services.adapters.client import NoOutcome
+    from services.local.demo import dump_read_models
+    from services.runtime.projector import rebuild
 
     settings = dataclasses.replace(settings, url=own_server.url)
 
@@ -715,7 +715,7 @@ def test_an_embedded_server_started_from_a_thread_outlives_that_thread(tmp_path)
     anyio.to_thread died when the pooled thread ended."""
     import threading
 
-    from services.embedded import ServerProcess
+    from services.local.embedded import ServerProcess
 
     server = ServerProcess(tmp_path / "srv", prefer_bundled=False)
     t = threading.Thread(target=server.start)

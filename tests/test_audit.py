@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schemas.envelope import Accepted
-from services.audit import FORMAT, audit_bundle, bundle_of, encode_bundle, raw_hash
+from services.audit.verify import FORMAT, audit_bundle, bundle_of, encode_bundle, raw_hash
 from services.cli import app
 from services.kernel import get_title
 from services.kernel.chance import SeededChance, derive_key, seed_commitment
@@ -234,7 +234,7 @@ def test_command_with_a_changed_seat_is_caught(name, seats):
     entry["command"]["seat"] = (entry["command"]["seat"] + 1) % max(n_seats, 2)
     _check(b, entry["version_before"] + 1, "command record was altered")
     # a forger who also rewrites the command hashes of its events and the chain
-    from services.audit import raw_command_hash
+    from services.audit.verify import raw_command_hash
 
     h = raw_command_hash(entry["command"])
     for e in b["events"][entry["version_before"]:entry["version_after"]]:

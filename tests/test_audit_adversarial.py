@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
-from services.audit import audit_bundle, encode_bundle
+from services.audit.verify import audit_bundle, encode_bundle
 from services.cli import app
 from tests.test_audit import _bundle, _reseal
 

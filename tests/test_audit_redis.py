@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from schemas.envelope import AbandonGame, Accepted
+from services.adapters.client import BusClient
 from services.adapters.redis_store import EventStore
-from services.audit import audit_bundle, encode_bundle
-from services.audit_store import (
+from services.audit.store import (
     GameNotFound,
     NotFinished,
     audit_game,
@@ -21,10 +21,10 @@ from services.audit_store import (
     public_audit,
     public_bundle,
 )
+from services.audit.verify import audit_bundle, encode_bundle
 from services.cli import app
-from services.client import BusClient
-from services.demo import TitleStats, play_bot_game
-from services.runtime import services_running
+from services.local.demo import TitleStats, play_bot_game
+from services.runtime.serve import services_running
 from tests.toygame import Add, Roll
 
 LANDED = ["questeros", "orion_duel", "quests_over_coffee"]

@@ -8,10 +8,10 @@ import anyio
 import msgspec
 from typer.testing import CliRunner
 
+from services.adapters.client import BusClient
 from services.adapters.redis_store import GroupReader, connect
 from services.cli import app
-from services.client import BusClient
-from services.runtime import services_running
+from services.runtime.serve import services_running
 from tests.toygame import Add
 
 

@@ -18,19 +18,19 @@ import anyio
 import pytest
 
 from schemas.envelope import CommandEnvelope, Rejected
+from services.adapters.client import BusClient
 from services.adapters.redis_store import ENC, Settings, connect
-from services.client import BusClient
-from services.demo import (
+from services.kernel import titles
+from services.local.demo import (
     TitleStats,
     default_seats_for,
     dump_read_models,
     play_bot_game,
     verify_replay,
 )
-from services.embedded_cluster import LocalCluster
-from services.kernel import titles
-from services.projector import rebuild
-from services.runtime import services_running
+from services.local.embedded_cluster import LocalCluster
+from services.runtime.projector import rebuild
+from services.runtime.serve import services_running
 from tests.toygame import Add
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-cli") is None or shutil.which("redis-server") is None,
@@ -92,7 +92,7 @@ def test_bot_games_of_every_title_on_a_three_master_cluster(cluster):
         assert s.games == s.finished == s.replay_ok == GAMES_PER_TITLE, (name, s)
     assert len(before) > 50 and before == after
     # the projector's readiness probe works through the synchronous cluster client
-    from services.health import Health
+    from services.runtime.health import Health
 
     k = settings.keys
     probe = Health(object(), kind="projector", streams=[k.log(p) for p in range(settings.partitions)], group="projector",

@@ -7,12 +7,12 @@ import msgspec
 import pytest
 
 from schemas.envelope import Accepted, CommandEnvelope, Rejected
+from services.adapters.client import BusClient
 from services.adapters.redis_store import ENC, EventStore, GroupReader, connect
-from services.client import BusClient
-from services.demo import dump_read_models
 from services.kernel import codec, fold, get_title
 from services.kernel.errors import CorruptEvent
-from services.runtime import services_running
+from services.local.demo import dump_read_models
+from services.runtime.serve import services_running
 from tests.toygame import Add, Roll
 
 FAST = {"min_idle_ms": 200}
@@ -96,7 +96,7 @@ def test_redelivery_after_append_but_before_ack_keeps_the_first_outcome(settings
         p = k.partition(gid)
         rd = GroupReader(r, k.commands(p, "toy"), "worker:toy", "doomed")
         (mid, fields), = await rd.read()
-        from services.worker import Worker
+        from services.runtime.worker import Worker
 
         w = Worker(r, settings, "toy", consumer="doomed")
         store = w.store
@@ -186,7 +186,7 @@ def test_snapshot_plus_tail_equals_full_replay(settings):
 
 
 def test_rebuild_gives_byte_identical_read_models(settings):
-    from services.projector import rebuild
+    from services.runtime.projector import rebuild
 
     async def main():
         async with services_running(settings, titles=["toy"]) as s:
@@ -250,7 +250,7 @@ def test_script_flush_mid_run_changes_nothing(settings):
 
 def test_read_models_only_show_the_state_after_a_whole_command(settings):
     """A log entry for the first event of a command projects the whole command (atomic append)."""
-    from services.projector import Projector
+    from services.runtime.projector import Projector
 
     async def main():
         r = connect(settings.url)

@@ -11,12 +11,12 @@ import random
 import anyio
 
 from schemas.envelope import Accepted, CommandEnvelope
+from services.adapters.client import BusClient
 from services.adapters.redis_store import EventStore, GroupReader, connect
-from services.client import BusClient
-from services.demo import dump_read_models
 from services.kernel import codec, fold, get_title
-from services.projector import rebuild
-from services.runtime import services_running
+from services.local.demo import dump_read_models
+from services.runtime.projector import rebuild
+from services.runtime.serve import services_running
 from tests.procs import kill9, spawn, stop
 from tests.toygame import Add
 

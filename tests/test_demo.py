@@ -7,8 +7,8 @@ import io
 import anyio
 from rich.console import Console
 
-from services.demo import run_demo
 from services.kernel import titles
+from services.local.demo import run_demo
 
 
 def test_demo_plays_every_title_and_every_check_holds(redis_url):

@@ -23,10 +23,10 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from schemas.envelope import Accepted, Rejected
+from services.adapters.client import BusClient, new_id
 from services.adapters.redis_store import ENC
-from services.client import BusClient, new_id
 from services.kernel import get_title, titles
-from services.runtime import services_running
+from services.runtime.serve import services_running
 
 HUGE = st.sampled_from([2**63 - 1, -(2**63), 2**64 - 1, 10**18, -1, 0, 2**31])
 SCALARS = st.one_of(st.none(), st.booleans(), HUGE, st.integers(-1000, 1000), st.floats(allow_nan=False),

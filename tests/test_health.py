@@ -10,8 +10,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from services.embedded import free_port
-from services.health import Health, health_app
+from services.local.embedded import free_port
+from services.runtime.health import Health, health_app
 from tests.faults import child_dies_with_parent
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -118,7 +118,7 @@ def test_unknown_or_missing_event_tag_is_an_explicit_error():
 def test_toy_scenario_runs_in_memory():
     import anyio
 
-    from services.scenario import run_local
+    from services.local.scenario import run_local
 
     rep = anyio.run(run_local, "tests/scenarios/toy_race.toml")
     assert rep.ok, [s for s in rep.steps if not s.ok]

@@ -8,7 +8,7 @@ import anyio
 from typer.testing import CliRunner
 
 from services.cli import app
-from services.scenario_bus import run_files
+from services.local.scenario_bus import run_files
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(ROOT.glob("scenarios/**/*.toml")) + [ROOT / "tests/scenarios/toy_race.toml"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from services.scenario import run_local
+from services.local.scenario import run_local
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted([*ROOT.glob("scenarios/**/*.toml"), *ROOT.glob("tests/scenarios/*.toml")])

@@ -37,7 +37,7 @@ from schemas.gateway import (
     TitleInfo,
 )
 from services.adapters.redis_store import Settings, connect
-from services.audit import Verdict
+from services.audit.verify import Verdict
 from services.gateway.config import GatewayConfig
 from services.gateway.metrics import CONTENT_TYPE, Metrics
 from services.gateway.service import ApiError, GatewayService
@@ -165,7 +165,7 @@ async def seat_feed(game_id: str, seat: int, gw: GatewayService, authorization: 
 
 
 async def _audit_call(fn: Any, gw: GatewayService, game_id: str) -> Any:
-    from services.audit_store import GameNotFound, NotFinished
+    from services.audit.store import GameNotFound, NotFinished
 
     gw.check_game_id(game_id)
     try:
@@ -179,7 +179,7 @@ async def _audit_call(fn: Any, gw: GatewayService, game_id: str) -> Any:
 @get("/games/{game_id:str}/audit", responses=_errors(404, 409), summary="Audit a finished or abandoned game")
 async def public_game_audit(game_id: str, gw: GatewayService) -> Verdict:
     """Checks the hash chain, the revealed seed against its commitment and re-decides every command."""
-    from services.audit_store import public_audit
+    from services.audit.store import public_audit
 
     return await _audit_call(public_audit, gw, game_id)
 
@@ -187,7 +187,7 @@ async def public_game_audit(game_id: str, gw: GatewayService) -> Verdict:
 @get("/games/{game_id:str}/bundle", responses=_errors(404, 409), summary="A finished or abandoned game's bundle (questhall-bundle/1)")
 async def public_game_bundle(game_id: str, gw: GatewayService) -> dict[str, Any]:
     """The self-contained bundle: verify it offline with ``questhall audit --file``."""
-    from services.audit_store import public_bundle
+    from services.audit.store import public_bundle
 
     return await _audit_call(public_bundle, gw, game_id)
 
@@ -199,7 +199,7 @@ async def public_game_bundle(game_id: str, gw: GatewayService) -> dict[str, Any]
 @get("/games/{game_id:str}/audit", security=ADMIN_AUTH, responses=_errors(401, 403, 404),
      summary="Audit any game (admin; pending while its seed is secret)")
 async def admin_game_audit(game_id: str, gw: GatewayService, authorization: AuthHeader = None) -> Verdict:
-    from services.audit_store import audit_game
+    from services.audit.store import audit_game
 
     gw.check_admin(_bearer(authorization))
     return await _audit_call(audit_game, gw, game_id)
@@ -208,7 +208,7 @@ async def admin_game_audit(game_id: str, gw: GatewayService, authorization: Auth
 @post("/rebuild", status_code=200, security=ADMIN_AUTH, responses=_errors(401, 403),
       summary="Drop every read model and replay every game (admin)")
 async def rebuild_read_models(gw: GatewayService, authorization: AuthHeader = None) -> RebuildReply:
-    from services.projector import rebuild
+    from services.runtime.projector import rebuild
 
     gw.check_admin(_bearer(authorization))
     return RebuildReply(games=await rebuild(gw.r, gw.settings))
@@ -283,7 +283,7 @@ def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
 
 
 def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
-    from services.consumer import is_connection_error as _is_connection_error
+    from services.runtime.consumer import is_connection_error as _is_connection_error
 
     if _is_connection_error(exc):
         log.warning("gateway_redis_unavailable", error_type=type(exc).__name__)

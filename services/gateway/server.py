@@ -60,7 +60,7 @@ async def gateway_running(settings: Any, config: Any = None, *, host: str = "127
     Yields the bound port. ``r``: a redis-py client to share with the services.
     """
     from services.gateway.app import create_app
-    from services.runtime import services_running
+    from services.runtime.serve import services_running
 
     async with AsyncExitStack() as stack:
         if services:

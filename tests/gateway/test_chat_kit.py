@@ -9,7 +9,7 @@ import pytest
 
 from schemas.orion_duel import PlaceTile
 from schemas.questeros import Bid, PlayCard
-from services.chat import (
+from services.frontends.chat import (
     Action,
     ChatError,
     format_command,

@@ -34,7 +34,7 @@ def test_full_game_over_http_and_websocket(gateway, title, seats, options):
             # the finished game audits as valid through the public endpoint, and its bundle verifies offline
             verdict = await gw.audit(gid)
             assert verdict["status"] == "valid" and verdict["seed_verified"], verdict
-            from services.audit import audit_bundle
+            from services.audit.verify import audit_bundle
 
             assert audit_bundle(await gw.bundle(gid)).ok
 

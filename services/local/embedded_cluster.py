@@ -1,7 +1,7 @@
 """A local Redis Cluster of ``redis-server`` children, for tests and the bench.
 
 :class:`LocalCluster` starts ``masters`` servers (default 3) with ``--cluster-enabled yes`` on
-free loopback ports (each a :class:`~services.embedded.ServerProcess`, so each dies with its
+free loopback ports (each a :class:`~services.local.embedded.ServerProcess`, so each dies with its
 parent even on SIGKILL), joins them with ``redis-cli --cluster create`` (no replicas) and waits
 until every node reports ``cluster_state:ok``. ``url`` is ``redis+cluster://127.0.0.1:<port>``,
 which :func:`services.adapters.redis_store.connect` turns into redis-py's cluster client.
@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from services.embedded import ServerProcess, find_binary
+from services.local.embedded import ServerProcess, find_binary
 
 
 def free_cluster_port(rng: random.Random | None = None) -> int:

@@ -3,7 +3,7 @@ games of every title played through the bus as a client would, then checks and a
 
 Per title it prints games, commands accepted and rejected, events, command latency p50/p99
 (ms, measured at the client from sending to the outcome), whether replay and rebuild
-were verified, and whether every game passed the audit (services/audit.py). It exits 0 only if every check holds. The demo works in a namespace of its own
+were verified, and whether every game passed the audit (services/audit/verify.py). It exits 0 only if every check holds. The demo works in a namespace of its own
 (``demo-<time>``), so it never touches other games on the same server.
 """
 
@@ -21,13 +21,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from schemas.envelope import Accepted, StartGame
+from services.adapters.client import BusClient
 from services.adapters.redis_store import EventStore, Settings, connect
-from services.client import BusClient
 from services.gateway.server import gateway_running
 from services.kernel import codec, get_title, titles
 from services.kernel import game as lifecycle
-from services.projector import JSON, rebuild
-from services.runtime import services_running
+from services.runtime.projector import JSON, rebuild
+from services.runtime.serve import services_running
 from services.sdk import Gateway
 
 MAX_MOVES = 20_000
@@ -140,7 +140,7 @@ async def verify_replay(r: Any, settings: Settings, name: str, stats: TitleStats
 
 async def verify_audit(r: Any, settings: Settings, stats: TitleStats) -> None:
     """Each game passes ``questhall audit`` (chain, seed commitment, every command re-decided)."""
-    from services.audit_store import audit_game
+    from services.audit.store import audit_game
 
     for gid in stats.game_ids:
         verdict = await audit_game(r, settings, gid)

@@ -15,11 +15,11 @@ from typing import Any
 import msgspec
 
 from schemas.envelope import Accepted, Outcome, Rejected
+from services.adapters.client import BusClient, new_id
 from services.adapters.redis_store import Settings, connect
-from services.client import BusClient, new_id
 from services.kernel import codec
-from services.runtime import services_running
-from services.scenario import Report, Scenario, StepReport, load, play
+from services.local.scenario import Report, Scenario, StepReport, load, play
+from services.runtime.serve import services_running
 
 
 class BusDriver:
@@ -52,7 +52,7 @@ async def run_files(paths: list[str | Path], url: str, on_step: Any = None, on_s
 
     A file that does not load gives a Report with one failed step naming the error.
     """
-    from services.scenario import ScenarioError
+    from services.local.scenario import ScenarioError
 
     settings = Settings(url=url, namespace=f"qh-scn-{uuid.uuid4().hex[:8]}", partitions=2)
     overrides: dict[str, Any] = {}

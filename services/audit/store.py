@@ -10,7 +10,7 @@
 
 The events and the command record are read in one transaction (both keys share the game's
 hash tag), so a bundle is a consistent snapshot even while the game is being played.
-Source: issue 7; services/audit.py for the checks.
+Source: issue 7; services/audit/verify.py for the checks.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from services.adapters.redis_store import Settings
-from services.audit import Verdict, audit_bundle, build_bundle
+from services.audit.verify import Verdict, audit_bundle, build_bundle
 
 
 class GameNotFound(LookupError):
@@ -42,7 +42,7 @@ async def _status(r: Any, settings: Settings, game_id: str) -> str:
 
 
 async def export_bundle(r: Any, settings: Settings, game_id: str) -> dict:
-    """The bundle of a game (dict, see services/audit.py). Raises GameNotFound."""
+    """The bundle of a game (dict, see services/audit/verify.py). Raises GameNotFound."""
     await _status(r, settings, game_id)
     k = settings.keys
     pipe = r.pipeline(transaction=True)

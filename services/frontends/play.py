@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from services.chat import (
+from services.frontends.chat import (
     Action,
     ChatError,
     format_command,
@@ -126,7 +126,7 @@ class Terminal:
             if self.env:
                 self.out(render_view(self.title, self.env, self.client.seat))
                 if self.title == "orion_duel" and self.env.get("view"):
-                    from services.chat.orion_duel import render_board
+                    from services.frontends.chat.orion_duel import render_board
 
                     self.out(render_board(self.env["view"]))
         elif name == "moves":

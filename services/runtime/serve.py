@@ -14,8 +14,8 @@ import anyio
 
 from services.adapters.redis_store import Settings, connect
 from services.kernel import titles as all_titles
-from services.projector import Projector
-from services.worker import Worker
+from services.runtime.projector import Projector
+from services.runtime.worker import Worker
 
 
 @asynccontextmanager

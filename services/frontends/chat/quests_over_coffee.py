@@ -24,7 +24,7 @@ from schemas.quests_over_coffee import (
     Trade,
     UseItem,
 )
-from services.chat.common import ChatError, integer, short
+from services.frontends.chat.common import ChatError, integer, short
 
 HELP = """Quests Over Coffee (dice are numbered from 1):
   keep ITEM                 keep one of your two starting items

@@ -12,8 +12,8 @@ from typing import Any
 
 from schemas.base import Command
 from schemas.envelope import AbandonGame
-from services.chat import orion_duel, questeros, quests_over_coffee
-from services.chat.common import ChatError
+from services.frontends.chat import orion_duel, questeros, quests_over_coffee
+from services.frontends.chat.common import ChatError
 
 GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "quests_over_coffee": quests_over_coffee}
 ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")

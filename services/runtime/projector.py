@@ -28,10 +28,10 @@ from schemas.envelope import (
 )
 from services.adapters import scripts
 from services.adapters.redis_store import EventStore, GroupReader, Settings
-from services.consumer import consume, consumer_name, is_connection_error, retry_connection
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.decider import Title
+from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
 
 log = structlog.get_logger("questhall.projector")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from schemas.base import Command
 from schemas.orion_duel import ChooseStarter, PlaceTile, PlaceToken
-from services.chat.common import ChatError, cell, integer
+from services.frontends.chat.common import ChatError, cell, integer
 
 HELP = """Orion Duel (seat 0 Blue, seat 1 Orange; cells are q,r):
   place TILE at Q,R [rot N] [mirror]   TILE: an id (triangle_2) or a kind (single, pair, pair_mixed,

@@ -67,7 +67,7 @@ async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms
     last_reap = time.monotonic()
     claim_every = max(min_idle_ms / 2000, 0.05)
     while True:
-        beats[rd.stream] = time.monotonic()  # liveness (services/health.py)
+        beats[rd.stream] = time.monotonic()  # liveness (services/runtime/health.py)
         try:
             if time.monotonic() - last_claim >= claim_every:
                 last_claim = time.monotonic()

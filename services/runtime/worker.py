@@ -25,7 +25,6 @@ import structlog
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, Rejected
 from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import EventStore, GroupReader, Settings
-from services.consumer import consume, consumer_name, is_connection_error, retry_connection
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
@@ -33,6 +32,7 @@ from services.kernel.errors import Rejection
 from services.kernel.hashing import command_hash
 from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
+from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
 
 log = structlog.get_logger("questhall.worker")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from schemas.base import Command
 from schemas.questeros import Bid, LookAtHand, PlayCard
-from services.chat.common import ChatError, integer, short
+from services.frontends.chat.common import ChatError, integer, short
 
 HELP = """Questeros:
   bid N                 bid N quests (1 to the cards in hand)

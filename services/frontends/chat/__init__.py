@@ -6,7 +6,7 @@ inverse (``parse(format_command(c)) == c``); ``render_view`` and ``render_event`
 short enough for one chat message. Pure: no I/O. Grammar per title: docs/gateway.md.
 """
 
-from services.chat.kit import (
+from services.frontends.chat.kit import (
     Action,
     ChatError,
     format_command,

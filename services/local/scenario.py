@@ -16,7 +16,7 @@ A scenario is a TOML (or JSON) document; see docs/scenarios.md for the full form
 
 Fixed chance outcomes (``draws``) are honoured only by scenario and test runners, never by a
 real game's public API. The same :func:`play` runs a scenario in memory (:class:`LocalDriver`)
-or through the real bus (``services.scenario_bus``).
+or through the real bus (``services.local.scenario_bus``).
 """
 
 from __future__ import annotations

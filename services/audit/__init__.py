@@ -1,0 +1,1 @@
+"""The audit: the pure verifier and bundle format (``verify``) and its Redis export (``store``)."""

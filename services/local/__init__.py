@@ -1,0 +1,1 @@
+"""One-machine running: embedded Valkey (and a Redis Cluster of them), the demo, scenario runners."""
