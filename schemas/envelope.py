@@ -77,6 +77,10 @@ class Accepted(Record, tag_field="status", tag="accepted"):
     """The game's version after the command's events."""
     events: int
     """How many events the command appended (0 for a no-op)."""
+    head_hash: str = ""
+    """The hash of the game's last event at ``version`` (the head the receipt signs)."""
+    request_hash: str = ""
+    """``services.kernel.hashing.request_hash`` of the command: a retry under this id must match it."""
 
 
 class Rejected(Record, tag_field="status", tag="rejected"):
@@ -90,6 +94,10 @@ class Rejected(Record, tag_field="status", tag="rejected"):
     """One human sentence naming the rule. Never carries a secret."""
     version: int = 0
     """The game's version when the command was refused."""
+    head_hash: str = ""
+    """The hash of the game's last event at ``version`` ("" when refused before the game was read)."""
+    request_hash: str = ""
+    """``services.kernel.hashing.request_hash`` of the command ("" when it could not be decoded)."""
 
 
 Outcome = Accepted | Rejected
@@ -123,12 +131,26 @@ class StartGame(Command, tag="start"):
 
 
 class AbandonGame(Command, tag="abandon"):
-    """End the game without a result (any seated player, any time before it finishes)."""
+    """Give up: in the lobby it ends the game without a result; in a running game it is a
+    forfeit of the envelope's seat (``seat_forfeited``, then ``game_finished`` with the title's
+    forfeit result: the other seats win). ``reason``: at most 200 characters, no control characters."""
 
     reason: str = ""
 
 
-LifecycleCommand = CreateGame | JoinSeat | LeaveSeat | StartGame | AbandonGame
+class AgreeToAbandon(Command, tag="agree_abandon"):
+    """The envelope's seat agrees to end a running game without a result. Once every seat has
+    agreed (with no title event in between), the game is abandoned; no seat loses."""
+
+
+class EndGame(Command, tag="end_game"):
+    """An operator ends a stuck game without a result (no seat: the gateway's admin endpoint only)."""
+
+    reason: str
+    """Why, stated in the ``game_abandoned`` event (1-200 characters, no control characters)."""
+
+
+LifecycleCommand = CreateGame | JoinSeat | LeaveSeat | StartGame | AbandonGame | AgreeToAbandon | EndGame
 LIFECYCLE_COMMANDS: tuple[type[Command], ...] = get_args(LifecycleCommand)
 LIFECYCLE_COMMAND_TAGS = frozenset(t.__struct_config__.tag for t in LIFECYCLE_COMMANDS)
 
@@ -166,7 +188,23 @@ class GameStarted(Event, tag="game_started"):
 
 
 class GameAbandoned(Event, tag="game_abandoned"):
+    """The game ended without a result: abandoned in the lobby by ``seat``, or (``seat`` None) by
+    the agreement of every seat (``abandon_agreed`` events before it) or by an operator (none)."""
+
     seat: int | None = None
+    reason: str = ""
+
+
+class AbandonAgreed(Event, tag="abandon_agreed"):
+    """``seat`` agreed to end the running game without a result (void once a title event follows)."""
+
+    seat: int
+
+
+class SeatForfeited(Event, tag="seat_forfeited"):
+    """``seat`` gave up a running game; ``game_finished`` with the forfeit result follows."""
+
+    seat: int
     reason: str = ""
 
 
@@ -192,7 +230,8 @@ class SeedRevealed(Event, tag="seed_revealed"):
     """Hex of the 32-byte seed; its SHA-256 equals the ``seed_commitment``."""
 
 
-LifecycleEvent = GameCreated | SeatJoined | SeatLeft | GameStarted | GameAbandoned | GameFinished | SeedRevealed
+LifecycleEvent = (GameCreated | SeatJoined | SeatLeft | GameStarted | GameAbandoned | GameFinished | SeedRevealed
+                  | AbandonAgreed | SeatForfeited)
 LIFECYCLE_EVENTS: tuple[type[Event], ...] = get_args(LifecycleEvent)
 LIFECYCLE_EVENT_TAGS = frozenset(t.__struct_config__.tag for t in LIFECYCLE_EVENTS)
 

@@ -92,6 +92,13 @@ class CommandRequest(Request, Generic[B]):
     """If set, refused with ``stale_version`` unless the game is at that version."""
 
 
+class EndGameRequest(Request):
+    """An operator ends a stuck game without a result (admin)."""
+
+    reason: str
+    """Why (1-200 characters, no control characters); stated in the ``game_abandoned`` event."""
+
+
 class CommandAccepted(Record):
     """The command was accepted: the game is now at ``version`` (``events`` appended)."""
 

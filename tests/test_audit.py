@@ -313,14 +313,21 @@ def test_unfinished_game_is_pending_and_its_bundle_has_no_seed():
     assert audit_bundle(b3).status == "invalid"
 
 
-def test_abandoned_game_reveals_the_seed_and_is_valid():
-    from schemas.envelope import AbandonGame
+def test_forfeited_and_abandoned_games_reveal_the_seed_and_are_valid():
+    from schemas.envelope import AbandonGame, AgreeToAbandon
 
     g = LocalGame(TOY, game_id="toy-ab", seed=bytes([9]) * 32)
     g.create_and_start(2, {"target": 50})
     g.submit(Roll(), 0)
     g.submit(Add(n=2), 1)
-    assert isinstance(g.submit(AbandonGame(reason="late"), 1), Accepted)
+    assert isinstance(g.submit(AbandonGame(reason="late"), 1), Accepted)  # a forfeit of seat 1
+    b = bundle_of(g.game.game_id, g.events, g.commands)
+    assert b["status"] == "finished" and b["seed"] == g.seed.hex()
+    assert audit_bundle(b).ok
+    g = LocalGame(TOY, game_id="toy-ab2", seed=bytes([9]) * 32)
+    g.create_and_start(2, {"target": 50})
+    g.submit(AgreeToAbandon(), 0)
+    assert isinstance(g.submit(AgreeToAbandon(), 1), Accepted)
     b = bundle_of(g.game.game_id, g.events, g.commands)
     assert b["status"] == "abandoned" and b["seed"] == g.seed.hex()
     assert audit_bundle(b).ok

@@ -27,6 +27,7 @@ from schemas.gateway import (
     CommandAccepted,
     CommandRequest,
     CreateGameRequest,
+    EndGameRequest,
     ErrorBody,
     GameCreatedReply,
     JoinRequest,
@@ -214,7 +215,14 @@ async def rebuild_read_models(gw: GatewayService, authorization: AuthHeader = No
     return RebuildReply(games=await rebuild(gw.r, gw.settings))
 
 
-admin_router = Router(path="/admin", route_handlers=[rebuild_read_models, admin_game_audit], tags=["admin"])
+@post("/games/{game_id:str}/end", status_code=200, security=ADMIN_AUTH, responses=_errors(401, 403, 404, 409, 422, 504),
+      summary="End a stuck game without a result, with a stated reason (admin)")
+async def admin_end_game(game_id: str, data: EndGameRequest, gw: GatewayService, authorization: AuthHeader = None) -> CommandAccepted:
+    gw.check_admin(_bearer(authorization))
+    return await gw.end_game(game_id, data.reason)
+
+
+admin_router = Router(path="/admin", route_handlers=[rebuild_read_models, admin_game_audit, admin_end_game], tags=["admin"])
 """Admin endpoints, each guarded by ``check_admin`` (``QUESTHALL_ADMIN_TOKEN``)."""
 
 

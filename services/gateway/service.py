@@ -16,7 +16,15 @@ import msgspec
 from redis.exceptions import ResponseError
 
 from schemas.base import Command
-from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, Rejected, StartGame
+from schemas.envelope import (
+    Accepted,
+    CommandEnvelope,
+    CreateGame,
+    EndGame,
+    JoinSeat,
+    Rejected,
+    StartGame,
+)
 from schemas.gateway import CommandAccepted, GameCreatedReply, LobbyGame, SeatGrant, TitleInfo
 from services.adapters.client import new_id
 from services.adapters.keys import COMMAND_ID, GAME_ID
@@ -25,18 +33,12 @@ from services.gateway import tokens
 from services.gateway.config import GatewayConfig
 from services.gateway.metrics import Metrics
 from services.kernel import titles as all_titles
+from services.kernel.errors import Rejection
+from services.kernel.hashing import request_hash
+from services.kernel.text import clean_name
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
-HOLD_LUA = """
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if (not cur) or tonumber(cur) < tonumber(ARGV[2]) then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-  return tonumber(ARGV[2])
-end
-return tonumber(cur)
-"""
-"""Record a seat's join version unless a later join is recorded (a replayed old join must not win)."""
 MAX_VERSION = 2**53
 """The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
@@ -44,7 +46,7 @@ MAX_VERSION = 2**53
 # other rule rejection is 409 (well-formed, but the game's state refuses it).
 UNPROCESSABLE = frozenset({
     "bad_command", "unknown_command", "bad_options", "bad_seats", "bad_name", "bad_client_seed",
-    "seat_out_of_range", "handling_failed",
+    "seat_out_of_range", "handling_failed", "bad_reason",
 })
 
 
@@ -69,6 +71,21 @@ class _Version(msgspec.Struct):
 _VERSION = msgspec.json.Decoder(_Version)
 
 
+class _SeatBody(msgspec.Struct):
+    type: str
+    seat: int | None = None
+
+
+class _SeatEvent(msgspec.Struct):
+    body: _SeatBody
+
+
+_SEAT_EVENT = msgspec.msgpack.Decoder(_SeatEvent)
+"""Reads only an event's type and seat (the rest of a stored event is ignored)."""
+_SEATS_FROZEN = frozenset({"game_started", "game_abandoned", "game_finished"})
+"""After one of these no seat changes hands."""
+
+
 def view_version(raw: bytes) -> int:
     """The ``version`` field of a stored view envelope (JSON bytes)."""
     return _VERSION.decode(raw).version
@@ -91,6 +108,7 @@ class GatewayService:
         self.metrics = metrics
         self.bus = CommandBus(r, settings)
         self._titles: OrderedDict[str, str] = OrderedDict()
+        self._holders: OrderedDict[str, tuple[int | None, ...]] = OrderedDict()
         self.title_infos = [
             TitleInfo(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
                       rules_version=t.rules_version, options=msgspec.to_builtins(t.options_type()))
@@ -122,24 +140,51 @@ class GatewayService:
             raise ApiError(403, "token_wrong_seat", "The seat token belongs to another seat of this game.")
         return c
 
-    def _holders_key(self, game_id: str) -> str:
-        return f"{self.keys.tag(self.keys.partition(game_id))}:gw:holders:{game_id}"  # not a read model
+    async def seat_holders(self, game_id: str) -> tuple[int | None, ...]:
+        """The version of the join that holds each seat (None: open), read from the game's own
+        event stream (``seat_joined`` / ``seat_left``), never from a record the gateway writes.
 
-    async def hold(self, game_id: str, seat: int, join_version: int) -> int:
-        """Record that ``seat`` was taken at ``join_version`` unless a later join is recorded;
-        returns the version of the seat's latest recorded join."""
-        return int(await self.r.eval(HOLD_LUA, 1, self._holders_key(game_id), seat, join_version))
+        Seats change hands only before the game starts: once ``game_started`` (or the end) is in
+        the stream the answer is cached in this process (at most 100,000 games, oldest dropped).
+        """
+        hit = self._holders.get(game_id)
+        if hit is not None:
+            return hit
+        holders: dict[int, int | None] = {}
+        frozen = False
+        key = self.keys.game(game_id, "events")
+        lo = "-"
+        while not frozen:
+            rows = await self.r.xrange(key, lo, "+", count=100)
+            for mid, fields in rows:
+                ev = _SEAT_EVENT.decode(fields[b"e"]).body
+                if ev.type == "seat_joined" and ev.seat is not None:
+                    holders[ev.seat] = int(mid.split(b"-")[0])
+                elif ev.type == "seat_left" and ev.seat is not None:
+                    holders[ev.seat] = None
+                elif ev.type in _SEATS_FROZEN:
+                    frozen = True
+                    break
+            if len(rows) < 100:
+                break
+            lo = "(" + rows[-1][0].decode()
+        out = tuple(holders.get(i) for i in range(max(holders, default=-1) + 1))
+        if frozen:
+            self._holders[game_id] = out
+            while len(self._holders) > 100_000:
+                self._holders.popitem(last=False)
+        return out
 
     async def still_held(self, claims: tokens.SeatClaims) -> bool:
-        """False once a join later than the token's took its seat (the holder left, another joined)."""
-        raw = await self.r.hget(self._holders_key(claims.g), claims.s)
-        return raw is None or int(raw) == claims.j
+        """True while the token's join is the seat's latest (not left, not retaken), per the event stream."""
+        holders = await self.seat_holders(claims.g)
+        return claims.s < len(holders) and holders[claims.s] == claims.j
 
     async def seat_claims(self, token: str | None, game_id: str, seat: int) -> tokens.SeatClaims:
         """:meth:`claims`, and the token's holder still holds the seat (else 401 ``token_revoked``)."""
         c = self.claims(token, game_id, seat)
         if not await self.still_held(c):
-            raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat and another player took it.")
+            raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat (or another player took it).")
         return c
 
     def check_admin(self, token: str | None) -> None:
@@ -201,12 +246,12 @@ class GatewayService:
         prefix = "c" if seat is None else f"{'j' if join else 's'}{seat}"
         # A join's id gets the seat's token again: a credential. The bus, the logs and the
         # bundle see only its hash (a retry with the same id gives the same hash).
-        cid = f"{prefix}:{hashlib.sha256(client_id.encode()).hexdigest()[:40] if join else client_id}"
+        cid = self.join_id(seat, client_id) if join and seat is not None else f"{prefix}:{client_id}"
         t0 = time.perf_counter()
+        env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
+                              expected_version=expected_version, issued_at=int(time.time() * 1000))
         out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
         if out is None:
-            env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
-                                  expected_version=expected_version, issued_at=int(time.time() * 1000))
             try:
                 out = await self.bus.submit(env, self.config.command_timeout)
             except OverflowError:  # encoding failed: nothing was sent
@@ -215,11 +260,20 @@ class GatewayService:
             self.metrics.command(title, "timeout", time.perf_counter() - t0)
             raise ApiError(504, "outcome_timeout", "No outcome arrived in time; retry with the same command id.",
                            command_id=client_id)
+        if out.request_hash and out.request_hash != request_hash(env):
+            raise ApiError(409, "command_id_reused", "This command id was used for another command; a retry must "
+                           "repeat the command exactly, a new command needs a new id.", command_id=client_id)
         if isinstance(out, Rejected):
             self.metrics.command(title, "rejected", time.perf_counter() - t0)
             raise rejection_error(out, client_id)
         self.metrics.command(title, "accepted", time.perf_counter() - t0)
-        return Accepted(command_id=client_id, game_id=game_id, version=out.version, events=out.events)
+        return Accepted(command_id=client_id, game_id=game_id, version=out.version, events=out.events,
+                        head_hash=out.head_hash)
+
+    @staticmethod
+    def join_id(seat: int, client_id: str) -> str:
+        """The bus command id of a join: ``j<seat>:`` + the first 40 hex digits of SHA-256 of the client's id."""
+        return f"j{seat}:{hashlib.sha256(client_id.encode()).hexdigest()[:40]}"
 
     async def create(self, title: str, seats: int, options: dict, game_id: str | None) -> GameCreatedReply:
         """Create a game. Raises ApiError 404 ``unknown_title``, 409/422 on a rejection."""
@@ -239,6 +293,14 @@ class GatewayService:
         title = await self.title_of(game_id)
         if seat is not None:
             return await self._join(title, game_id, name, seat, client_seed, client_id)
+        if client_id is not None:  # a retry of a join that took a seat gets that seat again, not a second one
+            if len(client_id) > 60 or not COMMAND_ID.match(client_id):
+                raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+            n = all_titles()[title].max_seats
+            raws = await self.r.mget([self.keys.outcome(game_id, self.join_id(i, client_id)) for i in range(n)])
+            for i, raw in enumerate(raws):
+                if raw is not None and isinstance(decode_outcome(raw), Accepted):
+                    return await self._join(title, game_id, name, i, client_seed, client_id)
         # The lowest open seat as the lobby read model knows it; the lobby may lag behind a
         # join, so a ``seat_taken`` moves on to the next seat.
         h = await self.r.hmget(self.keys.lobby_game(game_id), ["names", "seats"])
@@ -246,7 +308,7 @@ class GatewayService:
         candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or 1))
         for i in candidates:
             try:
-                return await self._join(title, game_id, name, i, client_seed, None)
+                return await self._join(title, game_id, name, i, client_seed, client_id)
             except ApiError as exc:
                 if exc.code != "seat_taken":
                     raise
@@ -257,11 +319,27 @@ class GatewayService:
             raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
         out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed), seat,
                                 client_id=client_id or new_id("j"), player=name, join=True)
-        if await self.hold(game_id, seat, out.version) != out.version:  # a retry of a join whose seat was left and retaken
-            raise ApiError(409, "seat_taken", f"Seat {seat} was taken by a later join.", command_id=client_id)
-        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, name.strip(), self.config.token_ttl,
+        holders = await self.seat_holders(game_id)
+        if seat >= len(holders) or holders[seat] != out.version:  # a retry of a join whose seat was left (and retaken)
+            raise ApiError(409, "seat_taken", f"Seat {seat} was left or taken by a later join since this join.",
+                           command_id=client_id)
+        try:
+            shown = clean_name(name)  # what the worker stored in seat_joined
+        except Rejection:
+            shown = name.strip()
+        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown, self.config.token_ttl,
                              join_version=out.version)
-        return SeatGrant(game_id=game_id, title=title, seat=seat, name=name.strip(), token=token, version=out.version)
+        return SeatGrant(game_id=game_id, title=title, seat=seat, name=shown, token=token, version=out.version)
+
+    async def end_game(self, game_id: str, reason: str) -> CommandAccepted:
+        """End a stuck game without a result (admin): ``game_abandoned`` with no seat and ``reason``.
+
+        Raises ApiError 404 ``game_not_found``; 409 ``game_over``; 422 ``bad_reason``.
+        """
+        title = await self.title_of(game_id)
+        digest = hashlib.sha256(reason.encode()).hexdigest()[:32]
+        out = await self.submit(title, game_id, EndGame(reason=reason), None, client_id=f"admin.end.{digest}")
+        return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events)
 
     async def start(self, claims: tokens.SeatClaims) -> CommandAccepted:
         """Start the game as the token's seat."""

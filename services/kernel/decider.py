@@ -14,6 +14,8 @@ Shapes (``S`` is the title's state, a frozen msgspec Struct so that it can be sn
 - ``legal_commands(state, seat) -> list[Command]`` -- every command ``decide`` accepts now.
 - ``status(state) -> Result | None`` -- None while the game goes on, the result once finished.
 - ``to_move(state) -> list[int]`` -- seats whose input the game waits for.
+- ``forfeit_result(state, seat, seats) -> Result`` -- the result when ``seat`` gives up a running
+  game (default: every other seat wins; a co-operative title overrides it).
 
 Source: ../shared/DESIGN.md "The Decider"; ../shared/STYLE.md section 3.
 """
@@ -82,3 +84,9 @@ class Title(Generic[S]):
 
     def to_move(self, state: S) -> list[int]:
         raise NotImplementedError
+
+    def forfeit_result(self, state: S, seat: int, seats: int) -> Result:
+        """The result of a running game that ``seat`` gave up (issue 13): every other seat wins."""
+        others = [s for s in range(seats) if s != seat]
+        return Result(winners=others, summary=f"Seat {seat} forfeited; seats {others} win." if others
+                      else f"Seat {seat} forfeited.")

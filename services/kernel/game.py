@@ -1,4 +1,4 @@
-"""The game lifecycle shared by every title: create, join, leave, start, abandon, finish.
+"""The game lifecycle shared by every title: create, join, leave, start, abandon, forfeit, finish.
 
 A :class:`Game` wraps a title's rules state with the lifecycle facts. ``decide`` handles the
 lifecycle commands itself and passes title commands to the title's ``decide``; when the
@@ -8,7 +8,14 @@ the same command. No title writes the lifecycle again.
 Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
 ``no_such_game``, ``bad_options``, ``bad_seats``, ``not_in_lobby``, ``seat_out_of_range``,
 ``seat_taken``, ``seat_open``, ``not_seated``, ``seats_open``, ``bad_name``,
-``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``.
+``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``, ``bad_reason``,
+``not_operator``, ``already_agreed``.
+
+Abandon (issue 13): in the lobby any seated player ends the game without a result; in a running
+game ``abandon`` is a forfeit of that seat (:func:`forfeit_events`: ``seat_forfeited``, then
+``game_finished`` with the title's ``forfeit_result``, the others winning), unless every seat
+agrees (``agree_abandon`` from each, with no title event in between: ``game_abandoned`` with no
+seat). An operator ends a stuck game with ``end_game {reason}`` (no seat; ``game_abandoned``).
 """
 
 from __future__ import annotations
@@ -22,9 +29,12 @@ import msgspec
 from schemas.base import Event, Record
 from schemas.envelope import (
     LIFECYCLE_EVENTS,
+    AbandonAgreed,
     AbandonGame,
+    AgreeToAbandon,
     CommandEnvelope,
     CreateGame,
+    EndGame,
     EventEnvelope,
     FeedEntry,
     GameAbandoned,
@@ -34,6 +44,7 @@ from schemas.envelope import (
     JoinSeat,
     LeaveSeat,
     Result,
+    SeatForfeited,
     SeatInfo,
     SeatJoined,
     SeatLeft,
@@ -45,12 +56,13 @@ from services.kernel.chance import RNG_ALGORITHM, Chance, SeededChance, derive_k
 from services.kernel.decider import Title
 from services.kernel.errors import Rejection
 from services.kernel.hashing import GENESIS
+from services.kernel.text import clean_name, clean_text
 
 S = TypeVar("S")
 
 Status = Literal["none", "lobby", "active", "finished", "abandoned"]
 
-_HEX = re.compile(r"^[0-9a-fA-F]{0,64}$")
+_HEX = re.compile(r"^[0-9a-fA-F]{0,64}\Z")  # \Z, not $: "$" also matches before a trailing newline
 
 
 class Game(Record, Generic[S]):
@@ -74,6 +86,8 @@ class Game(Record, Generic[S]):
     result: Result | None = None
     revealed_seed: str | None = None
     last_hash: str = GENESIS
+    abandon_votes: tuple[int, ...] = ()
+    """Seats that agreed to abandon the running game since its last title event."""
 
 
 def new_game(game_id: str, title: str) -> Game:
@@ -141,9 +155,7 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
             raise Rejection("seat_out_of_range", f"Seat must be 0 to {len(game.seats) - 1}.")
         if _seat_taken(game, seat):
             raise Rejection("seat_taken", f"Seat {seat} is already taken.")
-        name = body.name.strip()
-        if not 1 <= len(name) <= 40 or not name.isprintable():
-            raise Rejection("bad_name", "A player name is 1 to 40 printable characters.")
+        name = clean_name(body.name)
         if not _HEX.match(body.client_seed):
             raise Rejection("bad_client_seed", "A client seed is at most 64 hexadecimal digits.")
         return [SeatJoined(seat=seat, name=name, client_seed=body.client_seed.lower())]
@@ -161,12 +173,33 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         events: list[Event] = [GameStarted()]
         events += title.setup(opts, len(game.seats), chance)
         return events + _finish_if_over(title, game, events, seed)
-    if isinstance(body, AbandonGame):
+    if isinstance(body, EndGame):
+        if seat is not None:
+            raise Rejection("not_operator", "Only an operator (no seat) can end a game with end_game.")
+        if game.status not in ("lobby", "active"):
+            raise Rejection("game_over", "The game is already over.")
+        reason = clean_text(body.reason, "bad_reason", "The reason")
+        if not reason:
+            raise Rejection("bad_reason", "An operator ending a game states the reason.")
+        return [GameAbandoned(seat=None, reason=reason), SeedRevealed(seed=seed.hex())]
+    if isinstance(body, (AbandonGame, AgreeToAbandon)):
         if game.status not in ("lobby", "active"):
             raise Rejection("game_over", "The game is already over.")
         if not _seat_taken(game, seat):
             raise Rejection("not_seated", "Only a seated player can abandon the game.")
-        return [GameAbandoned(seat=seat, reason=body.reason[:200]), SeedRevealed(seed=seed.hex())]
+        if isinstance(body, AbandonGame):
+            reason = clean_text(body.reason, "bad_reason", "The reason")
+            if game.status == "lobby":
+                return [GameAbandoned(seat=seat, reason=reason), SeedRevealed(seed=seed.hex())]
+            return forfeit_events(title, game, seat, reason, seed)  # type: ignore[arg-type]
+        if game.status == "lobby":
+            raise Rejection("game_not_started", "In the lobby a seat abandons the game with abandon.")
+        if seat in game.abandon_votes:
+            raise Rejection("already_agreed", f"Seat {seat} has already agreed to abandon the game.")
+        events: list[Event] = [AbandonAgreed(seat=seat)]  # type: ignore[arg-type]
+        if len(set(game.abandon_votes) | {seat}) == len(game.seats):
+            events += [GameAbandoned(seat=None, reason="every seat agreed"), SeedRevealed(seed=seed.hex())]
+        return events
     # A title command.
     if game.status == "lobby":
         raise Rejection("game_not_started", "The game has not started yet.")
@@ -176,6 +209,16 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         raise Rejection("not_seated", "A game command must come from a seat of the game.")
     events = list(title.decide(game.rules, seat, body, chance))
     return events + _finish_if_over(title, game, events, seed)
+
+
+def forfeit_events(title: Title, game: Game, seat: int, reason: str, seed: bytes) -> list[Event]:
+    """The events of ``seat`` forfeiting the running ``game``: ``seat_forfeited``, ``game_finished``
+    with ``title.forfeit_result`` (default: every other seat wins), ``seed_revealed``.
+
+    For any lifecycle rule that ends a game against one seat (an abandon; a clock's timeout).
+    """
+    result = title.forfeit_result(game.rules, seat, len(game.seats))
+    return [SeatForfeited(seat=seat, reason=reason), GameFinished(result=result), SeedRevealed(seed=seed.hex())]
 
 
 def _finish_if_over(title: Title, game: Game, events: list[Event], seed: bytes) -> list[Event]:
@@ -223,13 +266,17 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
         return rep(game, status="active", rules=title.initial_state(opts, len(game.seats)))
     if isinstance(body, GameAbandoned):
         return rep(game, status="abandoned")
+    if isinstance(body, AbandonAgreed):
+        return rep(game, abandon_votes=(*game.abandon_votes, body.seat))
+    if isinstance(body, SeatForfeited):
+        return game
     if isinstance(body, GameFinished):
         return rep(game, status="finished", result=body.result)
     if isinstance(body, SeedRevealed):
         return rep(game, revealed_seed=body.seed)
     if game.rules is None:  # a title event before start: keep evolve total, ignore it
         return game
-    return rep(game, rules=title.evolve(game.rules, body))
+    return rep(game, rules=title.evolve(game.rules, body), abandon_votes=())
 
 
 def evolve(title: Title, game: Game, envelope: EventEnvelope) -> Game:

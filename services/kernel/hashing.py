@@ -43,3 +43,17 @@ def canonical_builtins(data: object) -> bytes:
 def command_hash(command: CommandEnvelope) -> str:
     """Hex SHA-256 of the canonical JSON (sorted keys) of a command envelope (body decoded)."""
     return hashlib.sha256(canonical_builtins(msgspec.to_builtins(command))).hexdigest()
+
+
+REQUEST_FIELDS = ("game_id", "title", "seat", "body", "expected_version")
+"""What a retry of a command id must repeat; not the id itself, the client clock or the player name."""
+
+
+def request_hash(command: CommandEnvelope) -> str:
+    """Hex SHA-256 of the canonical JSON of the command's :data:`REQUEST_FIELDS` (body decoded).
+
+    Stored with the outcome: a later command under the same id with another hash is refused
+    (``command_id_reused``) instead of being answered with the first outcome.
+    """
+    data = msgspec.to_builtins(command)
+    return hashlib.sha256(canonical_builtins({k: data.get(k) for k in REQUEST_FIELDS})).hexdigest()

@@ -29,9 +29,10 @@ from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
 from services.kernel.errors import Rejection
-from services.kernel.hashing import command_hash
+from services.kernel.hashing import command_hash, request_hash
 from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
+from services.kernel.text import escape
 from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
 
 log = structlog.get_logger("questhall.worker")
@@ -161,10 +162,14 @@ class Worker:
             return
         blog = log.bind(title=self.title.name, game_id=env.game_id, command_id=env.command_id)
 
+        req_hash = ""
+
         async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None, decided_hash: str = "") -> bool:
-            if len(message) > 300:  # it may echo client strings (an unknown field, a title): stored for good
+            message = escape(message)  # it may echo client strings (an unknown field, a card id): no control characters
+            if len(message) > 300:  # stored for good
                 message = message[:297] + "..."
-            out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=message, version=version)
+            out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=message, version=version,
+                           head_hash=decided_hash, request_hash=req_hash)
             stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, decided_at=decided_at,
                                              decided_hash=decided_hash)
             if stored is None:
@@ -181,6 +186,7 @@ class Worker:
             await refuse("bad_command", f"The command body is invalid: {exc}.")
             return
         cmd = msgspec.structs.replace(env, body=body)
+        req_hash = request_hash(cmd)
 
         for attempt in range(MAX_CONFLICT_RETRIES):
             if attempt:  # another replica moved the game on: back off a little, with jitter
@@ -211,7 +217,8 @@ class Worker:
                 continue
             envs = stamp(game, bodies, env.command_id, now_ms(), command_hash(cmd))
             after = lifecycle.fold(self.title, envs, game)
-            out = Accepted(command_id=env.command_id, game_id=env.game_id, version=after.version, events=len(envs))
+            out = Accepted(command_id=env.command_id, game_id=env.game_id, version=after.version, events=len(envs),
+                           head_hash=after.last_hash, request_hash=req_hash)
             tag, val = await self.store.append(before=game, after=after, events=envs, outcome=out, stream=stream,
                                                group=self.group, msg_id=mid, seed=seed, command=cmd)
             if tag == "ok":

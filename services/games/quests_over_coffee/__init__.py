@@ -69,6 +69,10 @@ class QuestsOverCoffee(Title[QocState]):
         return Result(winners=[] if state.defeated else list(range(state.seats)),
                       scores=[float(sc)] * state.seats, summary=f"{what}, Star Grade {sg}: {text}")
 
+    def forfeit_result(self, state: QocState, seat: int, seats: int) -> Result:
+        """A co-operative game given up by one seat is lost by the whole team (ruling, issue 13)."""
+        return Result(winners=[], scores=[], summary=f"Seat {seat} gave up: the team loses.")
+
     def to_move(self, state: QocState) -> list[int]:
         if state.phase == "keep_item":
             return [i for i, o in enumerate(state.offers) if o]
