@@ -46,6 +46,9 @@ class CommandEnvelope(Record, Generic[B], forbid_unknown_fields=True):
     """If set, the command is refused with ``stale_version`` unless the game is at it."""
     issued_at: int = 0
     """Client time in ms since the epoch (informational; rules never read the clock)."""
+    signature: str = ""
+    """The seat's Ed25519 signature (128 hex digits) of ``services.kernel.signing.seat_message``
+    over (game, seat, ``expected_version``, body hash); required from a seat that registered a key."""
 
 
 class EventEnvelope(Record, Generic[B]):
@@ -113,13 +116,18 @@ class CreateGame(Command, tag="create"):
     seats: int
     options: dict = {}
     """Title options by name (JSON object); unknown names are refused."""
+    require_seat_keys: bool = False
+    """If true, a join without a seat key is refused (``seat_key_required``)."""
 
 
 class JoinSeat(Command, tag="join"):
-    """Take the envelope's seat. ``client_seed``: optional hex (<= 64 chars) mixed into chance."""
+    """Take the envelope's seat. ``client_seed``: optional hex (<= 64 chars) mixed into chance.
+    ``public_key``: optional Ed25519 public key (64 hex digits): every later command of the seat
+    must then be signed with it (docs/fairness.md, "Seat keys")."""
 
     name: str
     client_seed: str = ""
+    public_key: str = ""
 
 
 class LeaveSeat(Command, tag="leave"):
@@ -171,12 +179,15 @@ class GameCreated(Event, tag="game_created"):
     """Hex SHA-256 of the 32-byte secret seed (revealed by ``seed_revealed`` at the end)."""
     rng: str
     """Versioned name of the derivation function, e.g. ``questhall-hmac-sha256/1``."""
+    require_seat_keys: bool = False
 
 
 class SeatJoined(Event, tag="seat_joined"):
     seat: int
     name: str
     client_seed: str = ""
+    public_key: str = ""
+    """The seat's Ed25519 public key ("" for none): its commands must be signed with it."""
 
 
 class SeatLeft(Event, tag="seat_left"):

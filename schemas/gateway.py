@@ -49,6 +49,39 @@ class CreateGameRequest(Request):
     options: dict[str, Any] = {}
     game_id: str | None = None
     """Optional client-chosen id (1-64 of ``[A-Za-z0-9_.-]``); a fresh one otherwise."""
+    require_seat_keys: bool = False
+    """Refuse joins that register no seat key."""
+
+
+class Receipt(Record):
+    """The game's head (version, hash) when the deployment answered, signed with its Ed25519 key.
+
+    Signed bytes: ``questhall-receipt/1\n<game_id>\n<version>\n<head_hash>`` (UTF-8); the key
+    is the one of ``key_id`` in ``GET /v1/keys``. Keep receipts: ``questhall audit --file bundle
+    --receipts r.json`` proves a bundle forged if it lacks a receipted head (docs/fairness.md).
+    """
+
+    game_id: str
+    version: int
+    head_hash: str
+    key_id: str
+    signature: str
+    """128 hex digits (Ed25519)."""
+    format: str = "questhall-receipt/1"
+
+
+class PublicKey(Record):
+    key_id: str
+    """First 16 hex digits of SHA-256 of the raw public key."""
+    public_key: str
+    """The raw 32-byte Ed25519 public key, 64 hex digits."""
+    alg: str = "Ed25519"
+
+
+class KeysReply(Record):
+    """The deployment's receipt keys: the first signs now, the others signed earlier receipts."""
+
+    receipt_keys: list[PublicKey]
 
 
 class GameCreatedReply(Record):
@@ -56,6 +89,7 @@ class GameCreatedReply(Record):
     title: str
     seats: int
     version: int
+    receipt: Receipt | None = None
 
 
 class JoinRequest(Request):
@@ -67,6 +101,8 @@ class JoinRequest(Request):
     """Optional hex (<= 64 digits) mixed into the game's chance."""
     command_id: str | None = None
     """For an idempotent retry of the same join (keep it secret: it returns the token again)."""
+    public_key: str = ""
+    """Optional Ed25519 public key (64 hex digits): every later command of the seat must be signed with it."""
 
 
 class SeatGrant(Record):
@@ -78,6 +114,7 @@ class SeatGrant(Record):
     name: str
     token: str
     version: int
+    receipt: Receipt | None = None
 
 
 class CommandRequest(Request, Generic[B]):
@@ -90,6 +127,10 @@ class CommandRequest(Request, Generic[B]):
     same outcome. A fresh id otherwise."""
     expected_version: int | None = None
     """If set, refused with ``stale_version`` unless the game is at that version."""
+    signature: str | None = None
+    """For a seat that registered a key at join: the Ed25519 signature (128 hex digits) of
+    ``questhall-seat/1\n<game>\n<seat>\n<expected_version>\n<SHA-256 of the body's canonical JSON>``
+    (the body with every field, defaults included; docs/fairness.md, "Seat keys")."""
 
 
 class EndGameRequest(Request):
@@ -106,6 +147,8 @@ class CommandAccepted(Record):
     game_id: str
     version: int
     events: int
+    receipt: Receipt | None = None
+    """The signed head after the command: keep it (see :class:`Receipt`)."""
 
 
 class ErrorBody(Record):
@@ -117,6 +160,8 @@ class ErrorBody(Record):
     """For rule rejections and timeouts: the command id (retry with it)."""
     version: int | None = None
     """For rule rejections: the game's version when refused."""
+    receipt: Receipt | None = None
+    """For rule rejections: the signed head the command was refused on."""
 
 
 class LobbyGame(Record):
@@ -168,6 +213,7 @@ class WsOutcome(Record, tag_field="type", tag="outcome"):
     events: int = 0
     code: str | None = None
     message: str | None = None
+    receipt: Receipt | None = None
 
 
 class WsError(Record, tag_field="type", tag="error"):
@@ -181,6 +227,8 @@ class WsCommand(Request, Generic[B], tag_field="type", tag="command"):
     command: B
     command_id: str | None = None
     expected_version: int | None = None
+    signature: str | None = None
+    """The seat key's signature (see :class:`CommandRequest`)."""
 
 
 class WsPing(Request, tag_field="type", tag="ping"):

@@ -378,8 +378,10 @@ def _health(service, kind: str, streams: list[str], group: str, url: str, port: 
 @app.command()
 def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (from Redis).")] = None,
           file: Annotated[Path | None, typer.Option("--file", help="Audit a bundle file instead (no Redis).")] = None,
+          receipts: Annotated[Path | None, typer.Option("--receipts", help="Receipts the players kept "
+                                                        "(questhall-receipts/1 JSON): every receipted head must be in the bundle.")] = None,
           as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False) -> None:
-    """Verify a game: hash chain, seed commitment, every command re-decided (docs/fairness.md).
+    """Verify a game: hash chain, seed commitment, every command re-decided, receipts (docs/fairness.md).
 
     Exit 0 valid, 1 invalid, 2 could not run, 3 pending (seed not revealed yet).
     """
@@ -388,13 +390,20 @@ def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (fro
     if (game_id is None) == (file is None):
         err.print("Give a GAME_ID or --file BUNDLE (one of them).")
         raise typer.Exit(2)
+    doc = None
+    if receipts is not None:
+        try:
+            doc = decode_bundle(receipts.read_bytes())
+        except (OSError, ValueError) as exc:
+            err.print(f"cannot read the receipts {receipts}: {exc}")
+            raise typer.Exit(2) from None
     if file is not None:
         try:
-            verdict = audit_bundle(decode_bundle(file.read_bytes()))
+            verdict = audit_bundle(decode_bundle(file.read_bytes()), doc)
         except (OSError, ValueError) as exc:
             verdict = Verdict(status="error", reason=f"cannot read {file}: {exc}")
     else:
-        verdict = anyio.run(_audit_stored, game_id)
+        verdict = anyio.run(_audit_stored, game_id, doc)
     if as_json:
         sys.stdout.write(msgspec.json.encode({**msgspec.to_builtins(verdict), "exit_code": verdict.exit_code}).decode() + "\n")
     else:
@@ -403,15 +412,15 @@ def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (fro
     raise typer.Exit(verdict.exit_code)
 
 
-async def _audit_stored(game_id: str):
+async def _audit_stored(game_id: str, receipts: dict | None = None):
     from services.adapters.redis_store import connect
-    from services.audit.store import GameNotFound, audit_game
-    from services.audit.verify import Verdict
+    from services.audit.store import GameNotFound, export_bundle
+    from services.audit.verify import Verdict, audit_bundle
 
     url = _url()
     r = connect(url)
     try:
-        return await audit_game(r, _settings(url), game_id)
+        return audit_bundle(await export_bundle(r, _settings(url), game_id), receipts)
     except GameNotFound as exc:
         return Verdict(status="error", game_id=game_id, reason=str(exc))
     except Exception as exc:  # Redis unreachable, unreadable stream: could not run

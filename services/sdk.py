@@ -12,7 +12,12 @@ Used by the demo, the chat bots, ``questhall play`` and the tests; it never touc
         await alice.submit(Bid(quests=3))                     # raises GatewayError if refused
 
 Errors: every non-2xx answer raises :class:`GatewayError` (``status``, ``code``, ``message``,
-and for rule rejections ``version`` and ``command_id``).
+and for rule rejections ``version``, ``command_id`` and ``receipt``).
+
+Receipts: every answer to a create, join or command carries the game's signed head; the
+:class:`Gateway` keeps them per game (``gw.receipts[game_id]``), and
+``await gw.save_receipts(game_id, path)`` writes them with the deployment's public keys for
+``questhall audit --file bundle.json --receipts path`` (docs/fairness.md, "Receipts").
 """
 
 from __future__ import annotations
@@ -42,8 +47,10 @@ class GatewayError(Exception):
     """A refused request: HTTP ``status``, stable ``code``, one-sentence ``message``."""
 
     def __init__(self, status: int, code: str, message: str, version: int | None = None, command_id: str | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, receipt: dict | None = None) -> None:
         super().__init__(f"{status} {code}: {message}")
+        self.receipt = receipt
+        """For rule rejections: the signed head the command was refused on."""
         self.retry_after = retry_after
         """Seconds to wait before retrying (429 ``rate_limited``)."""
         self.status = status
@@ -64,6 +71,9 @@ class Gateway:
         self.base_url = base_url.rstrip("/")
         self.ws_url = "ws" + self.base_url[4:] if self.base_url.startswith("http") else self.base_url
         self.http = httpx.AsyncClient(base_url=self.base_url + "/v1", timeout=timeout)
+        self.receipts: dict[str, list[dict]] = {}
+        self._join_keys: dict[tuple[str, str], Any] = {}
+        """Receipts kept per game id, in the order received (every create, join and command answer)."""
 
     async def __aenter__(self) -> Gateway:
         return self
@@ -91,9 +101,35 @@ class Gateway:
         if resp.status_code >= 400:
             d = data if isinstance(data, dict) else {}
             ra = resp.headers.get("retry-after")
+            self.keep_receipt(d.get("receipt"))
             raise GatewayError(resp.status_code, d.get("code", "error"), d.get("message", resp.text[:200]),
-                               d.get("version"), d.get("command_id"), float(ra) if ra and ra.isdigit() else None)
+                               d.get("version"), d.get("command_id"), float(ra) if ra and ra.isdigit() else None,
+                               d.get("receipt"))
+        if isinstance(data, dict):
+            self.keep_receipt(data.get("receipt"))
         return data
+
+    def keep_receipt(self, receipt: Any) -> None:
+        """Keep a receipt (a dict from an answer; anything else is ignored)."""
+        if isinstance(receipt, dict) and isinstance(receipt.get("game_id"), str):
+            kept = self.receipts.setdefault(receipt["game_id"], [])
+            if receipt not in kept:
+                kept.append(receipt)
+
+    async def keys(self) -> list[dict]:
+        """The deployment's public receipt keys (``GET /v1/keys``)."""
+        return (await self.request("GET", "/keys"))["receipt_keys"]
+
+    async def receipts_document(self, game_id: str) -> dict:
+        """``{"format": "questhall-receipts/1", "game_id", "keys": [...], "receipts": [...]}`` of one game."""
+        return {"format": "questhall-receipts/1", "game_id": game_id, "keys": await self.keys(),
+                "receipts": list(self.receipts.get(game_id, []))}
+
+    async def save_receipts(self, game_id: str, path: Any) -> None:
+        """Write :meth:`receipts_document` as JSON to ``path`` (for ``questhall audit --receipts``)."""
+        from pathlib import Path
+
+        Path(path).write_text(json.dumps(await self.receipts_document(game_id), indent=1) + "\n")
 
     async def titles(self) -> list[TitleInfo]:
         """Registered titles with seat counts and option defaults."""
@@ -107,19 +143,32 @@ class Gateway:
         return msgspec.convert(await self.request("POST", "/games", body=body), GameCreatedReply)
 
     async def join(self, game_id: str, name: str, seat: int | None = None, client_seed: str = "",
-                   command_id: str | None = None) -> SeatClient:
-        """Take a seat (None: the lowest open one); returns its SeatClient with the token."""
+                   command_id: str | None = None, seat_key: Any = True) -> SeatClient:
+        """Take a seat (None: the lowest open one); returns its SeatClient with the token.
+
+        ``seat_key``: True (default) registers a fresh Ed25519 key for the seat, so that every
+        command of the seat is signed by this client (not even the operator can forge one); a
+        :class:`~services.kernel.signing.SigningKey` registers that key; False registers none.
+        """
+        from services.kernel.signing import SigningKey
+
+        if seat_key is True:  # a retry of a join (same command id) must register the same key
+            key = self._join_keys.setdefault((game_id, command_id), SigningKey.generate()) if command_id else SigningKey.generate()
+        else:
+            key = seat_key or None
         body: dict[str, Any] = {"name": name, "client_seed": client_seed}
+        if key is not None:
+            body["public_key"] = key.public_key
         if seat is not None:
             body["seat"] = seat
         if command_id:
             body["command_id"] = command_id
         g = msgspec.convert(await self.request("POST", f"/games/{game_id}/join", body=body), SeatGrant)
-        return SeatClient(self, g.game_id, g.seat, g.token, g.title, g.name)
+        return SeatClient(self, g.game_id, g.seat, g.token, g.title, g.name, key=key, version=g.version)
 
-    def seat(self, game_id: str, seat: int, token: str, title: str = "", name: str = "") -> SeatClient:
-        """A SeatClient for a token obtained earlier."""
-        return SeatClient(self, game_id, seat, token, title, name)
+    def seat(self, game_id: str, seat: int, token: str, title: str = "", name: str = "", key: Any = None) -> SeatClient:
+        """A SeatClient for a token obtained earlier (``key``: the seat's SigningKey, if it registered one)."""
+        return SeatClient(self, game_id, seat, token, title, name, key=key)
 
     async def game(self, game_id: str) -> LobbyGame:
         return msgspec.convert(await self.request("GET", f"/games/{game_id}"), LobbyGame)
@@ -169,6 +218,10 @@ class SeatClient:
     token: str = field(repr=False)
     title: str = ""
     name: str = ""
+    key: Any = field(default=None, repr=False)
+    """The seat's SigningKey if it registered one at join (every command is then signed)."""
+    version: int = 0
+    """The latest game version this client saw (signed commands are bound to a version)."""
 
     @property
     def path(self) -> str:
@@ -176,23 +229,60 @@ class SeatClient:
 
     async def view(self) -> dict:
         """The seat's view envelope (JSON dict). Raises GatewayError 404 ``view_not_ready`` early on."""
-        return await self.gw.request("GET", f"{self.path}/view", token=self.token)
+        env = await self.gw.request("GET", f"{self.path}/view", token=self.token)
+        self.version = max(self.version, env.get("version", 0))
+        return env
 
     async def feed(self, after: int = 0, limit: int = 200) -> list[dict]:
         """The seat's feed entries with version > ``after``."""
         return await self.gw.request("GET", f"{self.path}/feed", token=self.token, params={"after": after, "limit": limit})
 
     async def start(self) -> CommandAccepted:
-        return msgspec.convert(await self.gw.request("POST", f"{self.path}/start", token=self.token), CommandAccepted)
+        """Start the game (a signed ``start`` command when the seat has a key)."""
+        if self.key is not None:
+            return await self.submit({"type": "start"})
+        out = msgspec.convert(await self.gw.request("POST", f"{self.path}/start", token=self.token), CommandAccepted)
+        self.version = max(self.version, out.version)
+        return out
 
     async def submit(self, command: Command | dict, command_id: str | None = None,
                      expected_version: int | None = None) -> CommandAccepted:
-        """Submit a command as this seat; waits for the outcome. Raises GatewayError if refused."""
-        body: dict[str, Any] = {"command": _body(command), "command_id": command_id or uuid.uuid4().hex[:20]}
-        if expected_version is not None:
-            body["expected_version"] = expected_version
-        return msgspec.convert(await self.gw.request("POST", f"{self.path}/commands", token=self.token, body=body),
-                               CommandAccepted)
+        """Submit a command as this seat; waits for the outcome. Raises GatewayError if refused.
+
+        With a seat key the command is signed at ``expected_version`` (default: the latest
+        version this client saw; if the game had moved on, it is signed again once at the
+        version the refusal names, as an unsigned command without a version would be decided).
+        """
+        cid = command_id or uuid.uuid4().hex[:20]
+        for attempt in range(2):
+            body: dict[str, Any] = {"command": _body(command), "command_id": cid}
+            version = expected_version if expected_version is not None else (self.version if self.key else None)
+            if version is not None:
+                body["expected_version"] = version
+            if self.key is not None:
+                body["signature"] = self.sign(body["command"], version)
+            try:
+                out = msgspec.convert(await self.gw.request("POST", f"{self.path}/commands", token=self.token, body=body),
+                                      CommandAccepted)
+            except GatewayError as exc:
+                if exc.version is not None:
+                    self.version = max(self.version, exc.version)
+                if (exc.code == "stale_version" and self.key is not None and expected_version is None and attempt == 0
+                        and exc.version is not None):
+                    cid = uuid.uuid4().hex[:20] if command_id is None else f"{command_id}.v{exc.version}"[:60]
+                    continue
+                raise
+            self.version = max(self.version, out.version)
+            return out
+        raise AssertionError("unreachable")
+
+    def sign(self, command: dict, version: int) -> str:
+        """The seat key's signature of ``command`` (builtins) at ``version`` (docs/fairness.md, "Seat keys")."""
+        from services.gateway.wire import AnyCommand
+        from services.kernel.signing import body_hash, seat_message
+
+        full = msgspec.to_builtins(msgspec.convert(command, AnyCommand))  # every field, defaults included
+        return self.key.sign(seat_message(self.game_id, self.seat, version, body_hash(full)))
 
     async def wait_view(self, min_version: int, timeout: float = 10.0) -> dict:
         """Poll the view until its version reaches ``min_version``. Raises TimeoutError."""
@@ -213,7 +303,9 @@ class SeatClient:
 
     def subscribe(self, since: int = 0) -> Subscription:
         """This seat's socket from ``since`` (feed entries and views, in version order)."""
-        return Subscription(f"{self.gw.ws_url}/v1{self.path}/ws", self.token, since)
+        sub = Subscription(f"{self.gw.ws_url}/v1{self.path}/ws", self.token, since)
+        sub.on_receipt = self.gw.keep_receipt
+        return sub
 
 
 class Subscription:
@@ -227,6 +319,8 @@ class Subscription:
         self.token = token
         self.last_version = since
         self.conn: ClientConnection | None = None
+        self.on_receipt: Any = None
+        """Called with the receipt of every outcome message (the SDK keeps them in its Gateway)."""
 
     async def __aenter__(self) -> Subscription:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
@@ -243,6 +337,8 @@ class Subscription:
         with anyio.fail_after(timeout) if timeout else _nullcm():
             raw = await self.conn.recv()
         msg = json.loads(raw)
+        if msg.get("type") == "outcome" and self.on_receipt is not None:
+            self.on_receipt(msg.get("receipt"))
         if msg.get("type") in ("feed", "view"):
             self.last_version = max(self.last_version, msg["version"])
         return msg
@@ -305,7 +401,7 @@ async def play_seat(client: SeatClient, bot: Any, view_type: type, rng: random.R
                         break
                     t0 = time.perf_counter()
                     try:
-                        await client.submit(cmd)
+                        await client.submit(cmd, expected_version=env["version"])
                     except GatewayError as exc:
                         if exc.status == 429:  # over the seat's command rate: wait as told, then retry
                             await anyio.sleep(exc.retry_after or 1)

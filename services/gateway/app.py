@@ -31,6 +31,7 @@ from schemas.gateway import (
     ErrorBody,
     GameCreatedReply,
     JoinRequest,
+    KeysReply,
     LobbyGame,
     LobbyPage,
     RebuildReply,
@@ -85,9 +86,15 @@ async def list_titles(gw: GatewayService) -> list[TitleInfo]:
     return gw.title_infos
 
 
+@get("/keys", summary="The deployment's public receipt keys (Ed25519), newest first")
+async def receipt_keys(gw: GatewayService) -> KeysReply:
+    """Verify a receipt's signature with the key of its ``key_id`` (docs/fairness.md, "Receipts")."""
+    return gw.keys_reply
+
+
 @post("/games", status_code=201, responses=_errors(404, 409, 422, 504), summary="Create a game")
 async def create_game(data: CreateGameRequest, gw: GatewayService) -> GameCreatedReply:
-    return await gw.create(data.title, data.seats, data.options, data.game_id)
+    return await gw.create(data.title, data.seats, data.options, data.game_id, data.require_seat_keys)
 
 
 @get("/games/{game_id:str}", responses=_errors(404), summary="A game's lobby entry (status, seats, names)")
@@ -98,7 +105,7 @@ async def get_game(game_id: str, gw: GatewayService) -> LobbyGame:
 @post("/games/{game_id:str}/join", status_code=201, responses=_errors(404, 409, 422, 504),
       summary="Take a seat; returns the seat token")
 async def join_game(game_id: str, data: JoinRequest, gw: GatewayService) -> SeatGrant:
-    return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id)
+    return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id, data.public_key)
 
 
 @get("/games/{game_id:str}/view", responses=_errors(404), summary="The spectator view",
@@ -142,7 +149,7 @@ async def start_game(game_id: str, seat: int, gw: GatewayService, authorization:
 async def submit_command(game_id: str, seat: int, data: CommandRequest[AnyCommand], gw: GatewayService,
                          authorization: AuthHeader = None) -> CommandAccepted:
     claims = await gw.seat_claims(_bearer(authorization), game_id, seat)
-    return await gw.command(claims, data.command, data.command_id, data.expected_version)
+    return await gw.command(claims, data.command, data.command_id, data.expected_version, data.signature)
 
 
 @get("/games/{game_id:str}/seats/{seat:int}/view", security=SEAT_AUTH, responses=_errors(401, 403, 404),
@@ -247,7 +254,8 @@ def _error(status: int, body: ErrorBody, headers: dict[str, str] | None = None) 
 
 
 def on_api_error(_: Request, exc: ApiError) -> Response[ErrorBody]:
-    return _error(exc.status, ErrorBody(code=exc.code, message=exc.message, command_id=exc.command_id, version=exc.version),
+    return _error(exc.status, ErrorBody(code=exc.code, message=exc.message, command_id=exc.command_id, version=exc.version,
+                                        receipt=exc.receipt),
                   exc.headers or None)
 
 
@@ -314,6 +322,10 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
     settings = settings or Settings()
     config = (config or GatewayConfig()).with_keys()
     mets = metrics_ or Metrics()
+    if config.generated_receipt_key:
+        log.warning("gateway_generated_receipt_key",
+                    note="QUESTHALL_RECEIPT_KEYS is not set: a random receipt key was generated; receipts signed "
+                         "by this process verify only against its /v1/keys while it runs")
     if config.generated_key:
         log.warning("gateway_generated_token_key",
                     note="QUESTHALL_TOKEN_KEYS is not set: a random signing key was generated; seat tokens "
@@ -330,7 +342,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
             await gw.r.aclose()
 
     v1 = Router(path="/v1", route_handlers=[
-        list_titles, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
+        list_titles, receipt_keys, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
         public_game_audit, public_game_bundle,
         start_game, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
     ])

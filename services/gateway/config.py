@@ -6,6 +6,9 @@ variable                       meaning                                          
 ``QUESTHALL_TOKEN_KEYS``       comma-separated HMAC keys: the first signs, every one  generated
                                verifies (rotate: prepend the new key, drop the old
                                one once its tokens expired)
+``QUESTHALL_RECEIPT_KEYS``     comma-separated Ed25519 private keys (64 hex digits    generated
+                               each): the first signs receipts, every one is
+                               published at ``/v1/keys`` (rotate like token keys)
 ``QUESTHALL_ADMIN_TOKEN``      bearer token of the admin endpoints (unset: disabled)  unset
 ``QUESTHALL_TOKEN_TTL``        seat token lifetime, seconds                           604800
 ``QUESTHALL_MAX_BODY``         request body limit, bytes                              16384
@@ -23,6 +26,11 @@ import secrets
 from dataclasses import dataclass, field
 
 
+def _receipt_keys_from_env() -> tuple[str, ...]:
+    raw = os.environ.get("QUESTHALL_RECEIPT_KEYS", "")
+    return tuple(k.strip().lower() for k in raw.split(",") if k.strip())
+
+
 def _keys_from_env() -> tuple[bytes, ...]:
     raw = os.environ.get("QUESTHALL_TOKEN_KEYS", "")
     return tuple(k.strip().encode() for k in raw.split(",") if k.strip())
@@ -33,6 +41,8 @@ class GatewayConfig:
     """Keys and limits of one gateway. ``token_keys[0]`` signs; every key verifies."""
 
     token_keys: tuple[bytes, ...] = field(default_factory=_keys_from_env)
+    receipt_keys: tuple[str, ...] = field(default_factory=_receipt_keys_from_env)
+    """Ed25519 private keys (hex seeds); the first signs receipts."""
     admin_token: str | None = field(default_factory=lambda: os.environ.get("QUESTHALL_ADMIN_TOKEN") or None)
     token_ttl: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_TOKEN_TTL", str(7 * 24 * 3600))))
     max_body: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_MAX_BODY", "16384")))
@@ -41,12 +51,19 @@ class GatewayConfig:
     rate_window: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_RATE_WINDOW", "1")))
     command_timeout: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_COMMAND_TIMEOUT", "10")))
     generated_key: bool = False
-    """True when no key was configured and a random one was generated at start."""
+    """True when no token key was configured and a random one was generated at start."""
+    generated_receipt_key: bool = False
+    """True when no receipt key was configured and a random one was generated at start."""
 
     def with_keys(self) -> GatewayConfig:
-        """This config, or a copy with a freshly generated signing key if none is configured."""
-        if self.token_keys:
-            return self
+        """This config, or a copy with freshly generated token and receipt keys where none is configured."""
         from dataclasses import replace
 
-        return replace(self, token_keys=(secrets.token_urlsafe(32).encode(),), generated_key=True)
+        from services.kernel.signing import SigningKey
+
+        out = self
+        if not out.token_keys:
+            out = replace(out, token_keys=(secrets.token_urlsafe(32).encode(),), generated_key=True)
+        if not out.receipt_keys:
+            out = replace(out, receipt_keys=(SigningKey.generate().seed_hex(),), generated_receipt_key=True)
+        return out

@@ -25,7 +25,16 @@ from schemas.envelope import (
     Rejected,
     StartGame,
 )
-from schemas.gateway import CommandAccepted, GameCreatedReply, LobbyGame, SeatGrant, TitleInfo
+from schemas.gateway import (
+    CommandAccepted,
+    GameCreatedReply,
+    KeysReply,
+    LobbyGame,
+    PublicKey,
+    Receipt,
+    SeatGrant,
+    TitleInfo,
+)
 from services.adapters.client import new_id
 from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import CommandBus, Settings, decode_outcome
@@ -35,6 +44,7 @@ from services.gateway.metrics import Metrics
 from services.kernel import titles as all_titles
 from services.kernel.errors import Rejection
 from services.kernel.hashing import request_hash
+from services.kernel.signing import SigningKey, receipt_message
 from services.kernel.text import clean_name
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
@@ -54,8 +64,9 @@ class ApiError(Exception):
     """A client-facing error: HTTP ``status``, stable ``code``, one sentence ``message``."""
 
     def __init__(self, status: int, code: str, message: str, *, command_id: str | None = None,
-                 version: int | None = None, headers: dict[str, str] | None = None) -> None:
+                 version: int | None = None, headers: dict[str, str] | None = None, receipt: Receipt | None = None) -> None:
         super().__init__(message)
+        self.receipt = receipt
         self.status = status
         self.code = code
         self.message = message
@@ -91,10 +102,10 @@ def view_version(raw: bytes) -> int:
     return _VERSION.decode(raw).version
 
 
-def rejection_error(out: Rejected, client_id: str) -> ApiError:
+def rejection_error(out: Rejected, client_id: str, receipt: Receipt | None = None) -> ApiError:
     """The ApiError of a rule rejection (422 for malformed commands, else 409)."""
     status = 422 if out.code in UNPROCESSABLE else 409
-    return ApiError(status, out.code, out.message, command_id=client_id, version=out.version)
+    return ApiError(status, out.code, out.message, command_id=client_id, version=out.version, receipt=receipt)
 
 
 class GatewayService:
@@ -109,6 +120,8 @@ class GatewayService:
         self.bus = CommandBus(r, settings)
         self._titles: OrderedDict[str, str] = OrderedDict()
         self._holders: OrderedDict[str, tuple[int | None, ...]] = OrderedDict()
+        self.receipt_keys = [SigningKey(k) for k in config.receipt_keys]
+        self.keys_reply = KeysReply(receipt_keys=[PublicKey(key_id=k.key_id, public_key=k.public_key) for k in self.receipt_keys])
         self.title_infos = [
             TitleInfo(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
                       rules_version=t.rules_version, options=msgspec.to_builtins(t.options_type()))
@@ -214,6 +227,18 @@ class GatewayService:
                            f"At most {self.config.rate_per_seat} commands per {window} s per seat; retry in {retry} s.",
                            headers={"Retry-After": str(retry)})
 
+    def receipt(self, game_id: str, version: int, head_hash: str) -> Receipt | None:
+        """The signed head ``(version, head_hash)`` of a game (None without a head: refused before it was read)."""
+        if not head_hash or not self.receipt_keys:
+            return None
+        k = self.receipt_keys[0]
+        return Receipt(game_id=game_id, version=version, head_hash=head_hash, key_id=k.key_id,
+                       signature=k.sign(receipt_message(game_id, version, head_hash)))
+
+    def _accepted(self, out: Accepted) -> CommandAccepted:
+        return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events,
+                               receipt=self.receipt(out.game_id, out.version, out.head_hash))
+
     # -- games ---------------------------------------------------------------------------------
 
     async def title_of(self, game_id: str) -> str:
@@ -231,7 +256,8 @@ class GatewayService:
         return t
 
     async def submit(self, title: str, game_id: str, body: Command, seat: int | None, *, client_id: str | None = None,
-                     expected_version: int | None = None, player: str | None = None, join: bool = False) -> Accepted:
+                     expected_version: int | None = None, player: str | None = None, join: bool = False,
+                     signature: str = "") -> Accepted:
         """Submit and wait for the outcome; returns it if accepted.
 
         The command id on the bus is ``s<seat>:<client id>`` (``j<seat>:<SHA-256 of the client
@@ -248,8 +274,10 @@ class GatewayService:
         # bundle see only its hash (a retry with the same id gives the same hash).
         cid = self.join_id(seat, client_id) if join and seat is not None else f"{prefix}:{client_id}"
         t0 = time.perf_counter()
+        if len(signature) > 128:
+            raise ApiError(400, "invalid_request", "A signature is 128 hex digits.")
         env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
-                              expected_version=expected_version, issued_at=int(time.time() * 1000))
+                              expected_version=expected_version, issued_at=int(time.time() * 1000), signature=signature)
         out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
         if out is None:
             try:
@@ -265,7 +293,7 @@ class GatewayService:
                            "repeat the command exactly, a new command needs a new id.", command_id=client_id)
         if isinstance(out, Rejected):
             self.metrics.command(title, "rejected", time.perf_counter() - t0)
-            raise rejection_error(out, client_id)
+            raise rejection_error(out, client_id, self.receipt(game_id, out.version, out.head_hash))
         self.metrics.command(title, "accepted", time.perf_counter() - t0)
         return Accepted(command_id=client_id, game_id=game_id, version=out.version, events=out.events,
                         head_hash=out.head_hash)
@@ -275,24 +303,27 @@ class GatewayService:
         """The bus command id of a join: ``j<seat>:`` + the first 40 hex digits of SHA-256 of the client's id."""
         return f"j{seat}:{hashlib.sha256(client_id.encode()).hexdigest()[:40]}"
 
-    async def create(self, title: str, seats: int, options: dict, game_id: str | None) -> GameCreatedReply:
+    async def create(self, title: str, seats: int, options: dict, game_id: str | None,
+                     require_seat_keys: bool = False) -> GameCreatedReply:
         """Create a game. Raises ApiError 404 ``unknown_title``, 409/422 on a rejection."""
         if title not in all_titles():
             raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
         gid = game_id or new_id("g")
         self.check_game_id(gid)
-        body = CreateGame(seats=seats, options=options)
+        body = CreateGame(seats=seats, options=options, require_seat_keys=require_seat_keys)
         # The id binds the request: a retry of the same create gets its first outcome, another
         # create of a taken id goes to the rules (game_exists / wrong_title), never that outcome.
         digest = hashlib.sha256(msgspec.json.encode([title, body], order="sorted")).hexdigest()[:32]
         out = await self.submit(title, gid, body, None, client_id=f"create.{digest}")
-        return GameCreatedReply(game_id=gid, title=title, seats=seats, version=out.version)
+        return GameCreatedReply(game_id=gid, title=title, seats=seats, version=out.version,
+                                receipt=self.receipt(gid, out.version, out.head_hash))
 
-    async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None) -> SeatGrant:
+    async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None,
+                   public_key: str = "") -> SeatGrant:
         """Join ``seat`` (None: the lowest open one) and issue its token. Raises ApiError on a rejection."""
         title = await self.title_of(game_id)
         if seat is not None:
-            return await self._join(title, game_id, name, seat, client_seed, client_id)
+            return await self._join(title, game_id, name, seat, client_seed, client_id, public_key)
         if client_id is not None:  # a retry of a join that took a seat gets that seat again, not a second one
             if len(client_id) > 60 or not COMMAND_ID.match(client_id):
                 raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
@@ -300,7 +331,7 @@ class GatewayService:
             raws = await self.r.mget([self.keys.outcome(game_id, self.join_id(i, client_id)) for i in range(n)])
             for i, raw in enumerate(raws):
                 if raw is not None and isinstance(decode_outcome(raw), Accepted):
-                    return await self._join(title, game_id, name, i, client_seed, client_id)
+                    return await self._join(title, game_id, name, i, client_seed, client_id, public_key)
         # The lowest open seat as the lobby read model knows it; the lobby may lag behind a
         # join, so a ``seat_taken`` moves on to the next seat.
         h = await self.r.hmget(self.keys.lobby_game(game_id), ["names", "seats"])
@@ -308,16 +339,17 @@ class GatewayService:
         candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or 1))
         for i in candidates:
             try:
-                return await self._join(title, game_id, name, i, client_seed, client_id)
+                return await self._join(title, game_id, name, i, client_seed, client_id, public_key)
             except ApiError as exc:
                 if exc.code != "seat_taken":
                     raise
         raise ApiError(409, "no_open_seat", "Every seat of this game is taken.")
 
-    async def _join(self, title: str, game_id: str, name: str, seat: int, client_seed: str, client_id: str | None) -> SeatGrant:
+    async def _join(self, title: str, game_id: str, name: str, seat: int, client_seed: str, client_id: str | None,
+                    public_key: str = "") -> SeatGrant:
         if not 0 <= seat < 64:
             raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
-        out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed), seat,
+        out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed, public_key=public_key), seat,
                                 client_id=client_id or new_id("j"), player=name, join=True)
         holders = await self.seat_holders(game_id)
         if seat >= len(holders) or holders[seat] != out.version:  # a retry of a join whose seat was left (and retaken)
@@ -329,7 +361,8 @@ class GatewayService:
             shown = name.strip()
         token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown, self.config.token_ttl,
                              join_version=out.version)
-        return SeatGrant(game_id=game_id, title=title, seat=seat, name=shown, token=token, version=out.version)
+        return SeatGrant(game_id=game_id, title=title, seat=seat, name=shown, token=token, version=out.version,
+                         receipt=self.receipt(game_id, out.version, out.head_hash))
 
     async def end_game(self, game_id: str, reason: str) -> CommandAccepted:
         """End a stuck game without a result (admin): ``game_abandoned`` with no seat and ``reason``.
@@ -339,22 +372,22 @@ class GatewayService:
         title = await self.title_of(game_id)
         digest = hashlib.sha256(reason.encode()).hexdigest()[:32]
         out = await self.submit(title, game_id, EndGame(reason=reason), None, client_id=f"admin.end.{digest}")
-        return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events)
+        return self._accepted(out)
 
     async def start(self, claims: tokens.SeatClaims) -> CommandAccepted:
         """Start the game as the token's seat."""
         title = await self.title_of(claims.g)
         out = await self.submit(title, claims.g, StartGame(), claims.s, player=claims.n)
-        return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events)
+        return self._accepted(out)
 
     async def command(self, claims: tokens.SeatClaims, body: Command, client_id: str | None,
-                      expected_version: int | None) -> CommandAccepted:
+                      expected_version: int | None, signature: str | None = None) -> CommandAccepted:
         """Submit ``body`` as the token's seat (rate-limited). Raises ApiError (see :meth:`submit`)."""
         title = await self.title_of(claims.g)
         await self.rate_check(claims.g, claims.s)
         out = await self.submit(title, claims.g, body, claims.s, client_id=client_id, expected_version=expected_version,
-                                player=claims.n)
-        return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events)
+                                player=claims.n, signature=signature or "")
+        return self._accepted(out)
 
     # -- read models ---------------------------------------------------------------------------
 

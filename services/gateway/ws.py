@@ -152,14 +152,15 @@ async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
         try:
             if not await gw.still_held(claims):
                 raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat and another player took it.")
-            out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version)
-            reply = WsOutcome(command_id=out.command_id, status="accepted", version=out.version, events=out.events)
+            out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version, msg.signature)
+            reply = WsOutcome(command_id=out.command_id, status="accepted", version=out.version, events=out.events,
+                              receipt=out.receipt)
         except ApiError as exc:
             if exc.version is None:
                 reply = WsError(code=exc.code, message=exc.message)  # type: ignore[assignment]
             else:
                 reply = WsOutcome(command_id=exc.command_id or "", status="rejected", version=exc.version,
-                                  code=exc.code, message=exc.message)
+                                  code=exc.code, message=exc.message, receipt=exc.receipt)
         await pusher.send(_ENC.encode(reply))
 
 

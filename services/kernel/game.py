@@ -56,6 +56,7 @@ from services.kernel.chance import RNG_ALGORITHM, Chance, SeededChance, derive_k
 from services.kernel.decider import Title
 from services.kernel.errors import Rejection
 from services.kernel.hashing import GENESIS
+from services.kernel.signing import body_hash, is_public_key, seat_message, verify
 from services.kernel.text import clean_name, clean_text
 
 S = TypeVar("S")
@@ -87,6 +88,9 @@ class Game(Record, Generic[S]):
     revealed_seed: str | None = None
     last_hash: str = GENESIS
     abandon_votes: tuple[int, ...] = ()
+    seat_keys: tuple[str, ...] = ()
+    """Each seat's registered Ed25519 public key ("" for none)."""
+    require_seat_keys: bool = False
     """Seats that agreed to abandon the running game since its last title event."""
 
 
@@ -128,6 +132,8 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         )
     if game.status != "none" and game.title != title.name:
         raise Rejection("wrong_title", f"Game {game.game_id!r} is a game of another title.")
+    if seat is not None and not isinstance(body, (CreateGame, JoinSeat)) and game.status != "none":
+        check_seat_signature(game, envelope)
     if isinstance(body, CreateGame):
         if game.status != "none":
             raise Rejection("game_exists", f"Game {game.game_id!r} already exists.")
@@ -144,6 +150,7 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
                 rules_version=title.rules_version,
                 seed_commitment=seed_commitment(seed),
                 rng=RNG_ALGORITHM,
+                require_seat_keys=body.require_seat_keys,
             )
         ]
     if game.status == "none":
@@ -158,7 +165,11 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         name = clean_name(body.name)
         if not _HEX.match(body.client_seed):
             raise Rejection("bad_client_seed", "A client seed is at most 64 hexadecimal digits.")
-        return [SeatJoined(seat=seat, name=name, client_seed=body.client_seed.lower())]
+        if body.public_key and not is_public_key(body.public_key):
+            raise Rejection("bad_public_key", "A seat key is an Ed25519 public key: 64 lower-case hex digits.")
+        if game.require_seat_keys and not body.public_key:
+            raise Rejection("seat_key_required", "This game requires every seat to register a public key at join.")
+        return [SeatJoined(seat=seat, name=name, client_seed=body.client_seed.lower(), public_key=body.public_key)]
     if isinstance(body, LeaveSeat):
         if not _seat_taken(game, seat):
             raise Rejection("seat_open", f"Seat {seat} is not taken.")
@@ -211,6 +222,25 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
     return events + _finish_if_over(title, game, events, seed)
 
 
+def check_seat_signature(game: Game, envelope: CommandEnvelope) -> None:
+    """Refuse a command of a seat that registered a key unless it carries that key's signature
+    over ``seat_message(game, seat, expected_version, body hash)``.
+
+    Raises Rejection ``signature_required`` (none, or no ``expected_version`` to bind it to) or
+    ``bad_signature``. Source: issue 13, "Seat keys".
+    """
+    seat = envelope.seat
+    key = game.seat_keys[seat] if seat is not None and 0 <= seat < len(game.seat_keys) else ""
+    if not key:
+        return
+    if not envelope.signature or envelope.expected_version is None:
+        raise Rejection("signature_required", f"Seat {seat} registered a key: its commands must be signed and name "
+                                              "the expected_version they were signed at.")
+    msg = seat_message(envelope.game_id, seat, envelope.expected_version, body_hash(msgspec.to_builtins(envelope.body)))
+    if not verify(key, envelope.signature, msg):
+        raise Rejection("bad_signature", f"The command's signature does not verify with seat {seat}'s key.")
+
+
 def forfeit_events(title: Title, game: Game, seat: int, reason: str, seed: bytes) -> list[Event]:
     """The events of ``seat`` forfeiting the running ``game``: ``seat_forfeited``, ``game_finished``
     with ``title.forfeit_result`` (default: every other seat wins), ``seed_revealed``.
@@ -246,21 +276,19 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
             seed_commitment=body.seed_commitment,
             rng=body.rng,
             rules_version=body.rules_version,
+            seat_keys=tuple("" for _ in range(body.seats)),
+            require_seat_keys=body.require_seat_keys,
         )
-    if isinstance(body, SeatJoined):
+    if isinstance(body, (SeatJoined, SeatLeft)):
         seats = list(game.seats)
         seeds = list(game.client_seeds)
+        keys = list(game.seat_keys) or ["" for _ in seats]
         if 0 <= body.seat < len(seats):
-            seats[body.seat] = SeatInfo(seat=body.seat, name=body.name)
-            seeds[body.seat] = body.client_seed
-        return rep(game, seats=tuple(seats), client_seeds=tuple(seeds))
-    if isinstance(body, SeatLeft):
-        seats = list(game.seats)
-        seeds = list(game.client_seeds)
-        if 0 <= body.seat < len(seats):
-            seats[body.seat] = SeatInfo(seat=body.seat)
-            seeds[body.seat] = ""
-        return rep(game, seats=tuple(seats), client_seeds=tuple(seeds))
+            joined = isinstance(body, SeatJoined)
+            seats[body.seat] = SeatInfo(seat=body.seat, name=body.name) if joined else SeatInfo(seat=body.seat)
+            seeds[body.seat] = body.client_seed if joined else ""
+            keys[body.seat] = body.public_key if joined else ""
+        return rep(game, seats=tuple(seats), client_seeds=tuple(seeds), seat_keys=tuple(keys))
     if isinstance(body, GameStarted):
         opts = msgspec.convert(game.options, title.options_type)
         return rep(game, status="active", rules=title.initial_state(opts, len(game.seats)))

@@ -60,19 +60,23 @@ class LocalGame:
         self.clock = 0
 
     def submit(self, body: Command, seat: int | None = None, command_id: str | None = None,
-               expected_version: int | None = None) -> Outcome:
-        """Decide ``body`` as ``seat``; returns Accepted or Rejected (never raises Rejection)."""
+               expected_version: int | None = None, signature: str = "") -> Outcome:
+        """Decide ``body`` as ``seat``; returns Accepted or Rejected (never raises Rejection).
+
+        ``signature``: the seat key's signature, for a seat that registered one (see
+        ``services.kernel.signing``)."""
         self._n += 1
         cid = command_id or f"c{self._n}"
         if cid in self.outcomes:
             return self.outcomes[cid]
         env = CommandEnvelope(command_id=cid, game_id=self.game.game_id, title=self.title.name,
-                              seat=seat, body=body, expected_version=expected_version)
+                              seat=seat, body=body, expected_version=expected_version, signature=signature)
         chance = self._chance or lifecycle.chance_for(self.game, self.seed)
         try:
             bodies = lifecycle.decide(self.title, self.game, env, chance, self.seed)
         except Rejection as r:
-            out: Outcome = Rejected(command_id=cid, game_id=self.game.game_id, code=r.code, message=r.message, version=self.game.version)
+            out: Outcome = Rejected(command_id=cid, game_id=self.game.game_id, code=r.code, message=r.message, version=self.game.version,
+                                    head_hash=self.game.last_hash)
             self.outcomes[cid] = out
             return out
         self.clock += 1
@@ -83,7 +87,8 @@ class LocalGame:
         self.events.extend(envs)
         if envs:
             self.commands.append((before, self.game.version, env))
-        out = Accepted(command_id=cid, game_id=self.game.game_id, version=self.game.version, events=len(envs))
+        out = Accepted(command_id=cid, game_id=self.game.game_id, version=self.game.version, events=len(envs),
+                       head_hash=self.game.last_hash)
         self.outcomes[cid] = out
         return out
 

@@ -138,11 +138,12 @@ def test_trust_defects(gateway):
             await a1.wait_view(out.version)
             view = await a1.view()
             mover = {0: a1, 1: b, 2: c}[view["to_move"][0]]
-            first = await mover.submit({"type": "questeros.bid", "quests": 1}, command_id="bid-1")
-            again = await mover.submit({"type": "questeros.bid", "quests": 1}, command_id="bid-1")  # a retry
-            assert again.version == first.version
+            v = view["version"]
+            first = await mover.submit({"type": "questeros.bid", "quests": 1}, command_id="bid-1", expected_version=v)
+            again = await mover.submit({"type": "questeros.bid", "quests": 1}, command_id="bid-1", expected_version=v)
+            assert again.version == first.version  # a retry: the first outcome
             with pytest.raises(GatewayError) as e:
-                await mover.submit({"type": "questeros.bid", "quests": 0}, command_id="bid-1")
+                await mover.submit({"type": "questeros.bid", "quests": 0}, command_id="bid-1", expected_version=v)
             assert (e.value.status, e.value.code) == (409, "command_id_reused")
             with pytest.raises(GatewayError) as e:
                 await b.submit({"type": "abandon", "reason": "gg\x1b[2J"})
