@@ -84,6 +84,15 @@ class KeysReply(Record):
     receipt_keys: list[PublicKey]
 
 
+class Head(Record):
+    """A game's current head, read from the event store (not a read model: never behind)."""
+
+    game_id: str
+    version: int
+    head_hash: str
+    receipt: Receipt | None = None
+
+
 class GameCreatedReply(Record):
     game_id: str
     title: str

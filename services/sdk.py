@@ -222,6 +222,8 @@ class SeatClient:
     """The seat's SigningKey if it registered one at join (every command is then signed)."""
     version: int = 0
     """The latest game version this client saw (signed commands are bound to a version)."""
+    _signed: dict[str, int] = field(default_factory=dict, repr=False)
+    """The version each command id was signed at (a retry repeats it)."""
 
     @property
     def path(self) -> str:
@@ -245,18 +247,32 @@ class SeatClient:
         self.version = max(self.version, out.version)
         return out
 
+    async def head(self) -> dict:
+        """The game's current head ``{game_id, version, head_hash, receipt}`` (from the event store)."""
+        return await self.gw.request("GET", f"/games/{self.game_id}/head")
+
     async def submit(self, command: Command | dict, command_id: str | None = None,
                      expected_version: int | None = None) -> CommandAccepted:
         """Submit a command as this seat; waits for the outcome. Raises GatewayError if refused.
 
-        With a seat key the command is signed at ``expected_version`` (default: the latest
-        version this client saw; if the game had moved on, it is signed again once at the
-        version the refusal names, as an unsigned command without a version would be decided).
+        With a seat key the command is signed at ``expected_version``; without one given, at the
+        game's current head (``GET /games/{id}/head``), remembered per command id so that a retry
+        with the same id repeats the command exactly; with no command id given, a command that
+        lost a race (``stale_version``) is signed again once at the version the refusal names,
+        as an unsigned command without a version would have been decided.
         """
+        fresh = command_id is None
         cid = command_id or uuid.uuid4().hex[:20]
         for attempt in range(2):
             body: dict[str, Any] = {"command": _body(command), "command_id": cid}
-            version = expected_version if expected_version is not None else (self.version if self.key else None)
+            version = expected_version
+            if version is None and self.key is not None:
+                version = self._signed.get(cid)
+                if version is None:
+                    version = (await self.head())["version"]
+                    self._signed[cid] = version
+                    while len(self._signed) > 1000:
+                        self._signed.pop(next(iter(self._signed)))
             if version is not None:
                 body["expected_version"] = version
             if self.key is not None:
@@ -267,14 +283,24 @@ class SeatClient:
             except GatewayError as exc:
                 if exc.version is not None:
                     self.version = max(self.version, exc.version)
-                if (exc.code == "stale_version" and self.key is not None and expected_version is None and attempt == 0
-                        and exc.version is not None):
-                    cid = uuid.uuid4().hex[:20] if command_id is None else f"{command_id}.v{exc.version}"[:60]
+                if exc.code == "stale_version" and self.key is not None and expected_version is None and fresh and attempt == 0:
+                    cid = uuid.uuid4().hex[:20]
                     continue
                 raise
             self.version = max(self.version, out.version)
             return out
         raise AssertionError("unreachable")
+
+    def ws_command(self, command: Command | dict, command_id: str | None = None, expected_version: int | None = None) -> dict:
+        """A socket message ``{"type": "command", ...}`` for ``command``, signed at ``expected_version``
+        (default: the latest version this client saw) when the seat has a key."""
+        msg: dict[str, Any] = {"type": "command", "command": _body(command), "command_id": command_id or uuid.uuid4().hex[:20]}
+        version = expected_version if expected_version is not None else (self.version if self.key is not None else None)
+        if version is not None:
+            msg["expected_version"] = version
+        if self.key is not None:
+            msg["signature"] = self.sign(msg["command"], version)
+        return msg
 
     def sign(self, command: dict, version: int) -> str:
         """The seat key's signature of ``command`` (builtins) at ``version`` (docs/fairness.md, "Seat keys")."""

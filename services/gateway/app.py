@@ -30,6 +30,7 @@ from schemas.gateway import (
     EndGameRequest,
     ErrorBody,
     GameCreatedReply,
+    Head,
     JoinRequest,
     KeysReply,
     LobbyGame,
@@ -106,6 +107,12 @@ async def get_game(game_id: str, gw: GatewayService) -> LobbyGame:
       summary="Take a seat; returns the seat token")
 async def join_game(game_id: str, data: JoinRequest, gw: GatewayService) -> SeatGrant:
     return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id, data.public_key)
+
+
+@get("/games/{game_id:str}/head", responses=_errors(404), summary="The game's current version and head hash, signed")
+async def game_head(game_id: str, gw: GatewayService) -> Head:
+    """Read from the event store, never behind: the version a seat signs its next command at."""
+    return await gw.head(game_id)
 
 
 @get("/games/{game_id:str}/view", responses=_errors(404), summary="The spectator view",
@@ -342,7 +349,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
             await gw.r.aclose()
 
     v1 = Router(path="/v1", route_handlers=[
-        list_titles, receipt_keys, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
+        list_titles, receipt_keys, create_game, get_game, game_head, join_game, spectator_view, spectator_feed, game_result, lobby,
         public_game_audit, public_game_bundle,
         start_game, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
     ])

@@ -28,6 +28,7 @@ from schemas.envelope import (
 from schemas.gateway import (
     CommandAccepted,
     GameCreatedReply,
+    Head,
     KeysReply,
     LobbyGame,
     PublicKey,
@@ -388,6 +389,15 @@ class GatewayService:
         out = await self.submit(title, claims.g, body, claims.s, client_id=client_id, expected_version=expected_version,
                                 player=claims.n, signature=signature or "")
         return self._accepted(out)
+
+    async def head(self, game_id: str) -> Head:
+        """The game's version and last hash as stored (signed). Raises ApiError 400/404."""
+        self.check_game_id(game_id)
+        version, h = await self.r.hmget(self.keys.game(game_id, "meta"), ["version", "hash"])
+        if version is None:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+        v, hh = int(version), (h or b"").decode()
+        return Head(game_id=game_id, version=v, head_hash=hh, receipt=self.receipt(game_id, v, hh))
 
     # -- read models ---------------------------------------------------------------------------
 

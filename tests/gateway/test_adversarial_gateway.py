@@ -187,7 +187,10 @@ def test_a_join_cannot_replay_a_seat_commands_id_to_mint_its_token(gateway):
             r1 = await first.submit(Bid(quests=1), command_id="shared")
             r2 = await second.submit(Bid(quests=1), command_id="shared")  # its own command, not seat 1's outcome
             assert r2.version > r1.version, (r1, r2)
-            assert await first.submit(Bid(quests=3), command_id="shared") == r1  # a retry: the first outcome
+            assert await first.submit(Bid(quests=1), command_id="shared") == r1  # a retry: the first outcome
+            with pytest.raises(GatewayError) as e:  # another command under the used id (issue 13)
+                await first.submit(Bid(quests=3), command_id="shared")
+            assert (e.value.status, e.value.code) == (409, "command_id_reused"), e.value
 
     anyio.run(main)
 

@@ -112,12 +112,15 @@ def test_rule_rejections_errors_and_idempotent_retries(gateway):
             assert e.value.version == view["version"] and e.value.message.endswith(".")
             mover = [a, b][to_move]
             first = await mover.submit(Bid(quests=2), command_id="my-bid-1")
-            again = await mover.submit(Bid(quests=3), command_id="my-bid-1")
-            assert first == again and first.events >= 1
+            again = await mover.submit(Bid(quests=2), command_id="my-bid-1")  # a retry: the first outcome
+            assert (first.version, first.events) == (again.version, again.events) and first.events >= 1
+            with pytest.raises(GatewayError) as e:  # another command under a used id (issue 13)
+                await mover.submit(Bid(quests=3), command_id="my-bid-1")
+            _refused(e, 409, "command_id_reused")
             with pytest.raises(GatewayError) as e1:
                 await idle.submit(Bid(quests=99), command_id="bad-1")
             with pytest.raises(GatewayError) as e2:
-                await idle.submit(Bid(quests=1), command_id="bad-1")
+                await idle.submit(Bid(quests=99), command_id="bad-1")
             assert (e1.value.code, e1.value.version) == (e2.value.code, e2.value.version)
             # another title's command: 422; malformed bodies: 400; unknown game: 404
             with pytest.raises(GatewayError) as e:
@@ -361,10 +364,11 @@ def test_commands_sent_over_the_seat_socket_get_their_outcome(gateway):
                 return got
 
             async with clients[bidder].subscribe(view["version"]) as sub, clients[other].subscribe(view["version"]) as osub:
-                await osub.send({"type": "command", "command": {"type": "questeros.bid", "quests": 1}, "command_id": "ws-out-of-turn"})
+                bid = {"type": "questeros.bid", "quests": 1}
+                await osub.send(clients[other].ws_command(bid, "ws-out-of-turn", view["version"]))
                 theirs = await outcomes(osub, 1)
-                await sub.send({"type": "command", "command": {"type": "questeros.bid", "quests": 1}, "command_id": "ws-bid"})
-                await sub.send({"type": "command", "command": {"type": "questeros.bid", "quests": 1}, "command_id": "ws-bid"})
+                await sub.send(clients[bidder].ws_command(bid, "ws-bid", view["version"]))  # signed (seat key)
+                await sub.send(clients[bidder].ws_command(bid, "ws-bid", view["version"]))
                 mine = await outcomes(sub, 2)
             assert theirs[0]["status"] == "rejected" and theirs[0]["code"] == "not_your_turn", theirs
             assert [m["status"] for m in mine] == ["accepted", "accepted"] and mine[0]["version"] == mine[1]["version"], mine

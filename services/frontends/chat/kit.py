@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from schemas.base import Command
-from schemas.envelope import AbandonGame
+from schemas.envelope import AbandonGame, AgreeToAbandon
 from services.frontends.chat import orion_duel, questeros, quests_over_coffee
 from services.frontends.chat.common import ChatError
 
 GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "quests_over_coffee": quests_over_coffee}
 ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
 COMMON_HELP = ("Also: help, moves (your legal moves), hint (a bot's suggestion), view, start, "
-               "abandon, quit.")
+               "abandon (in a running game: you forfeit), agree (end with no result once every seat agrees), quit.")
 
 __all__ = ["Action", "ChatError", "format_command", "help_text", "parse", "render_event", "render_view"]
 
@@ -51,6 +51,8 @@ def parse(title: str, text: str, view: dict | None = None, seat: int | None = No
         return Action({"?": "help", "exit": "quit"}.get(head, head))
     if head == "abandon":
         return AbandonGame(reason=" ".join(words[1:])[:200])
+    if head == "agree" and len(words) == 1:
+        return AgreeToAbandon()
     inner = (view or {}).get("view") if view else None
     return _grammar(title).parse(words, inner, seat)
 
@@ -59,6 +61,8 @@ def format_command(title: str, cmd: Command) -> str:
     """The chat line that parses back to ``cmd``."""
     if isinstance(cmd, AbandonGame):
         return "abandon"
+    if isinstance(cmd, AgreeToAbandon):
+        return "agree"
     return _grammar(title).format(cmd)
 
 
@@ -99,7 +103,10 @@ def render_event(title: str, entry: dict, names: list[str] | None = None) -> str
         "seat_joined": lambda: f"{b['name']} took seat {b['seat']}",
         "seat_left": lambda: f"seat {b['seat']} left",
         "game_started": lambda: "the game started",
-        "game_abandoned": lambda: f"game abandoned by {who(b.get('seat'))}",
+        "game_abandoned": lambda: (f"game abandoned by {who(b['seat'])}" if b.get("seat") is not None
+                                   else f"game ended with no result: {b.get('reason', '')}"),
+        "seat_forfeited": lambda: f"{who(b['seat'])} forfeited",
+        "abandon_agreed": lambda: f"{who(b['seat'])} agrees to end the game with no result",
         "game_finished": lambda: f"game over: {b['result'].get('summary', '')}",
         "seed_revealed": lambda: "seed revealed (audit it with questhall audit)",
     }
