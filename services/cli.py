@@ -302,12 +302,23 @@ def rebuild_cmd() -> None:
 
 @app.command()
 def titles() -> None:
-    """List the registered titles with their seat counts and options."""
+    """List the registered titles: seats, options, bots, default move, and the clock and undo
+    options every title has (docs/gateway.md "Clocks, timeouts, undo and bots")."""
+    from typing import get_args
+
+    from schemas.envelope import ClockKind, LifecycleOptions, OnTimeout, UndoPolicy
     from services.kernel import titles as all_titles
 
     for name, t in sorted(all_titles().items()):
         opts = msgspec.to_builtins(t.options_type())
         console.print(f"{name}: {t.display_name}, {t.min_seats}-{t.max_seats} seats, options {opts}")
+        undoable = [c.__struct_config__.tag for c in t.undoable] or ["none"]
+        console.print(f"  bots {sorted(t.bots)}; undoable {undoable}; timeout's default move: {t.default_move_text}", markup=False)
+    d = LifecycleOptions()
+    console.print(f"every title: clock {'|'.join(get_args(ClockKind))} (move_seconds {d.move_seconds}, bank_seconds "
+                  f"{d.bank_seconds}, increment_seconds {d.increment_seconds}; correspondence = 24 h per move), "
+                  f"on_timeout {'|'.join(get_args(OnTimeout))} (timeout_bot, absent_after {d.absent_after}), "
+                  f"undo {'|'.join(get_args(UndoPolicy))}", markup=False)
 
 
 @app.command()
