@@ -168,10 +168,34 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
 
 
 @app.command()
+def clock(partitions: Annotated[str, typer.Option(help="Partitions to serve (default all).")] = "",
+          tick: Annotated[float, typer.Option(help="Seconds between scans of the due deadlines.")] = 0.2,
+          min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
+          health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
+    """Run the clock service: keeps every game's deadlines (group ``clock`` on the partition logs)
+    and sends a ``timeout`` through the bus when one passes. Any number of replicas."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.runtime.clock import GROUP, Clock
+
+    url = _url()
+    s = _settings(url)
+
+    async def main() -> None:
+        r = connect(url)
+        c = Clock(r, s, partitions=_parts(partitions, s.partitions), tick=tick, min_idle_ms=min_idle_ms)
+        if health_port:
+            _health(c, "clock", [s.keys.log(p) for p in c.partitions], GROUP, url, health_port)
+        await c.run()
+
+    _run_until_stopped(main)
+
+
+@app.command()
 def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1",
           port: Annotated[int, typer.Option(help="Gateway port (0: a free one).")] = 8000,
           gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
-    """Run every title's worker, the projector and the gateway in one process (embedded Valkey unless REDIS_URL)."""
+    """Run every title's worker, the projector, the clock and the gateway in one process (embedded Valkey unless REDIS_URL)."""
     logs.configure()
     from services.runtime.serve import services_running
 
@@ -180,10 +204,10 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
             if gateway:
                 from services.gateway.server import gateway_running
 
-                async with gateway_running(_settings(url), host=host, port=port) as bound:
+                async with gateway_running(_settings(url), host=host, port=port, service_kwargs={"clock": True}) as bound:
                     err.print(f"Serving on {url}; gateway on http://{host}:{bound} (OpenAPI at /schema); Ctrl-C to stop.")
                     await anyio.sleep_forever()
-            async with services_running(_settings(url)):
+            async with services_running(_settings(url), clock=True):
                 err.print(f"Serving on {url}; Ctrl-C to stop.")
                 await anyio.sleep_forever()
 
