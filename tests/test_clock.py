@@ -179,3 +179,24 @@ def test_fields_added_later_keep_the_hash_of_commands_recorded_before_them():
     del old["body"]["bot"]
     assert command_hash(env) == hashlib.sha256(canonical_builtins(old)).hexdigest()
     assert command_hash(msgspec.structs.replace(env, received_at=5)) != command_hash(env)
+
+
+def test_every_seat_a_simultaneous_choice_waits_for_has_a_deadline_and_a_default_choice_stays_secret():
+    from tests.toyvote import TOY_VOTE, Pick
+
+    g = LocalGame(TOY_VOTE, game_id="vote", seed=bytes(32))
+    g.now_ms = T0
+    g.create_and_start(3, {"rounds": 1, "clock": "move", "move_seconds": 10})
+    assert [(d.seat, d.at) for d in g.game.clock.deadlines] == [(0, T0 + 10_000), (1, T0 + 10_000), (2, T0 + 10_000)]
+    g.now_ms += 3_000
+    assert isinstance(g.submit(Pick(word="ccc"), 0), Accepted)
+    assert [(d.seat, d.at) for d in g.game.clock.deadlines] == [(1, T0 + 10_000), (2, T0 + 10_000)]
+    g.now_ms = T0 + 10_000
+    n = len(g.events)
+    d1 = g.game.clock.deadline_of(1)
+    g.submit(Timeout(seat=1, version=d1.set_at), None)
+    assert tags(g, n) == ["timed_out", "toy_vote.picked", "clock_updated"]
+    fe = lifecycle.redact(g.title, g.events[n + 1], 2)
+    assert fe is not None and getattr(fe.body, "choice", None) is None  # seat 2 sees only that seat 1 chose
+    fire_due(g)  # seat 2's deadline (set at the same version, still pending) fires too: the reveal
+    assert g.game.status == "finished"

@@ -14,7 +14,8 @@ Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
 ``no_such_game``, ``bad_options``, ``bad_seats``, ``not_in_lobby``, ``seat_out_of_range``,
 ``seat_taken``, ``seat_open``, ``not_seated``, ``seats_open``, ``bad_name``,
 ``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``, ``unknown_bot``,
-``out_of_time``, ``system_command``.
+``out_of_time``, ``system_command``; of secret choices (``services/kernel/secret.py``):
+``no_choice_open``, ``not_choosing``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
-from schemas.base import Event, Record
+from schemas.base import ChoiceMade, ChoicesRevealed, Event, Record
 from schemas.envelope import (
     LIFECYCLE_EVENTS,
     LIFECYCLE_OPTION_NAMES,
@@ -55,6 +56,7 @@ from schemas.envelope import (
     ViewEnvelope,
 )
 from services.kernel import clock as clocks
+from services.kernel import secret
 from services.kernel.chance import RNG_ALGORITHM, Chance, SeededChance, derive_key, seed_commitment
 from services.kernel.decider import Title
 from services.kernel.errors import Rejection
@@ -92,6 +94,8 @@ class Game(Record, Generic[S]):
     """The clocks (None without a clock option or before start)."""
     bots: tuple[str, ...] = ()
     """Per seat: the server bot playing it, or "" for a person (empty before the first bot)."""
+    choices: secret.PendingChoices | None = None
+    """Secret choices made so far for the open simultaneous choice (never shown to others)."""
 
 
 def new_game(game_id: str, title: str) -> Game:
@@ -121,17 +125,6 @@ def lifecycle_options(options: dict) -> LifecycleOptions:
         return clocks.check(msgspec.convert(mine, LifecycleOptions))
     except msgspec.ValidationError as exc:
         raise Rejection("bad_options", f"The game options are invalid: {exc}.") from None
-
-
-def waiting_seats(title: Title, game: Game) -> list[int]:
-    """Seats whose input an active game waits for: every one gets a deadline from the clock.
-
-    The one hook through which the lifecycle learns whom it waits for (the title's ``to_move``);
-    lifecycle mechanisms that wait for seats themselves add them here.
-    """
-    if game.status != "active" or game.rules is None:
-        return []
-    return list(title.to_move(game.rules))
 
 
 def chance_for(game: Game, seed: bytes) -> Chance:
@@ -235,7 +228,10 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
     due = game.clock.deadline_of(seat) if game.clock is not None else None
     if due is not None and envelope.received_at > due.at:
         raise Rejection("out_of_time", f"Seat {seat}'s deadline has passed; the timeout decides this turn.")
-    events = list(title.decide(game.rules, seat, body, chance))
+    if secret.is_choice(title, body):
+        events = secret.choose(title, game, seat, body, chance, lambda g, ev: _evolve_body(title, g, ev))
+    else:
+        events = list(title.decide(game.rules, seat, body, chance))
     return events + _after(title, game, events, seed, seat, envelope.received_at)
 
 
@@ -271,7 +267,10 @@ def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout,
     move = title.default_move(game.rules, body.seat)
     if move is not None:
         try:
-            events += title.decide(game.rules, body.seat, move, chance)
+            if secret.is_choice(title, move):  # a default choice stays as secret as a chosen one
+                events += secret.choose(title, game, body.seat, move, chance, lambda g, ev: _evolve_body(title, g, ev))
+            else:
+                events += title.decide(game.rules, body.seat, move, chance)
         except Rejection:  # a title whose default move is not legal: only the timeout is recorded
             pass
     return events + _after(title, game, events, seed, body.seat, d.at, timed_out=True, absent=absent)
@@ -302,7 +301,7 @@ def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: in
     if g.clock is None:
         return []
     lopts = lifecycle_options(g.options)
-    new = clocks.advance(lopts, g.clock, waiting_seats(title, g), actor, now, game.version + len(events) + 1,
+    new = clocks.advance(lopts, g.clock, to_move(title, g), actor, now, game.version + len(events) + 1,
                          timed_out=timed_out, absent=absent or ())
     return [clocks.event(new)] if new != g.clock else []
 
@@ -358,6 +357,8 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
         return rep(game, revealed_seed=body.seed)
     if game.rules is None:  # a title event before start: keep evolve total, ignore it
         return game
+    if isinstance(body, (ChoiceMade, ChoicesRevealed)):
+        game = rep(game, choices=secret.evolve_choices(game, body))
     return rep(game, rules=title.evolve(game.rules, body))
 
 
@@ -379,9 +380,22 @@ def fold(title: Title, envelopes: Iterable[EventEnvelope], game: Game | None = N
     return g
 
 
+def to_move(title: Title, game: Game) -> list[int]:
+    """Seats the game waits for (empty unless active): the title's ``to_move``, or while a
+    simultaneous secret choice is open, its awaited seats that have not chosen yet.
+
+    The one hook through which the lifecycle learns whom it waits for: every one of these
+    seats gets a deadline from the clock (services/kernel/clock.py)."""
+    if game.rules is None or game.status != "active":
+        return []
+    waiting = secret.waiting_for(title, game)
+    return list(title.to_move(game.rules)) if waiting is None else waiting
+
+
 def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
     """The read model of ``game`` for ``seat`` (None: spectator)."""
     inner = title.view(game.rules, seat) if game.rules is not None else None
+    active = game.rules is not None and game.status == "active"
     return ViewEnvelope(
         game_id=game.game_id,
         title=game.title,
@@ -390,12 +404,14 @@ def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
         seats=list(game.seats),
         seat=seat,
         view=inner,
-        to_move=waiting_seats(title, game),
+        to_move=to_move(title, game),
         result=game.result,
         deadlines=list(game.clock.deadlines) if game.clock is not None and game.status == "active" else [],
         banks=list(game.clock.banks) if game.clock is not None else [],
         bots=[b or None for b in game.bots],
         absent=list(game.clock.absent) if game.clock is not None else [],
+        chosen=secret.chosen(title, game) if active else [],
+        my_choice=secret.my_choice(title, game, seat) if active else None,
     )
 
 
@@ -403,7 +419,7 @@ def redact(title: Title, envelope: EventEnvelope, seat: int | None) -> FeedEntry
     """The event as ``seat`` (None: spectator) may see it, or None if it sees nothing of it."""
     body = envelope.body
     if not isinstance(body, LIFECYCLE_EVENTS):
-        body = title.redact(body, seat)
+        body = title.redact(secret.redact_choice(body, seat), seat)
         if body is None:
             return None
     return FeedEntry(game_id=envelope.game_id, version=envelope.version, recorded_at=envelope.recorded_at, body=body)

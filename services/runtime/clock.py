@@ -81,6 +81,11 @@ class Clock:
         self.fired = 0
         self.beats: dict[str, float] = {}
 
+    @property
+    def handled(self) -> int:
+        """Deadlines fired by this process (the health endpoint's counter)."""
+        return self.fired
+
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Keep and fire the deadlines of every partition until cancelled (waits for Redis)."""
         readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
