@@ -1,10 +1,9 @@
 """Independent verifier of a questhall-bundle/1 (standard library + `cryptography`; docs/fairness.md).
 
 Usage: python tools/verify_bundle.py BUNDLE.json [--receipts RECEIPTS.json]
-Checks what needs no game rules: the hash chain, the seed against its commitment, that every
-event was caused by its recorded command, every seat signature, and every receipted head.
-(Re-deciding the moves needs the rules: that is `questhall audit`.) Prints VALID or INVALID
-with the first bad version; exit 0 valid, 1 invalid, 2 unreadable.
+Checks what needs no game rules (re-deciding moves is `questhall audit`): the hash chain, the
+seed, that every event was caused by its recorded command, every seat signature and receipt.
+Prints VALID or INVALID with the first bad version; exit 0 valid, 1 invalid, 2 unreadable.
 """
 
 import hashlib
@@ -16,9 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 
 class Bad(Exception):
-    def __init__(self, version, reason):
-        super().__init__(reason)
-        self.version, self.reason = version, reason
+    """A failed check: ``Bad(first bad version or None, reason)``."""
 
 
 def canonical(obj):
@@ -62,31 +59,34 @@ def check_seed(b, _doc=None):
         raise Bad(reveals[0]["version"] if reveals else None, "the seed does not match its commitment or reveal")
 
 
-def seat_message(game, seat, version, body):
-    return f"questhall-seat/1\n{game}\n{seat}\n{version}\n{sha(canonical(body))}".encode()
-
-
 def check_commands(b, _doc=None):
     events, keys, cursor = b["events"], {}, 0
     for entry in b["commands"]:
         vb, va, cmd = entry["version_before"], entry["version_after"], entry["command"]
         if vb != cursor or not vb < va <= len(events):
             raise Bad(cursor + 1, f"no command accounts for version {cursor + 1}")
-        h = sha(canonical(cmd))
+        seat, kind = cmd.get("seat"), cmd["body"].get("type")
+        key = keys.get(seat, "") if seat is not None and kind not in ("create", "join") else ""
+        if key:  # signed: questhall-seat/1, game, seat, version, body hash (docs/fairness.md)
+            msg = f"questhall-seat/1\n{b['game_id']}\n{seat}\n{vb}\n{sha(canonical(cmd['body']))}".encode()
+            if cmd.get("expected_version") != vb or not signed_by(key, cmd.get("signature") or "", msg):
+                raise Bad(vb + 1, f"the command of version {vb + 1} is not signed by seat {seat}'s key")
+        h = sha(canonical(command_fields(cmd)))
         for e in events[vb:va]:
             if e.get("command_id") != cmd["command_id"] or e.get("command_hash") != h:
                 raise Bad(e["version"], f"event {e['version']} was not caused by the recorded command")
-        seat, kind = cmd.get("seat"), cmd["body"].get("type")
-        key = keys.get(seat, "") if seat is not None and kind not in ("create", "join") else ""
-        if key:
-            sig, ev = cmd.get("signature") or "", cmd.get("expected_version")
-            if ev != vb or not signed_by(key, sig, seat_message(b["game_id"], seat, ev, cmd["body"])):
-                raise Bad(vb + 1, f"the command of version {vb + 1} is not signed by seat {seat}'s key")
-        for e in events[vb:va]:
             keys = fold_keys(keys, e["body"])
         cursor = va
     if cursor != len(events):
         raise Bad(cursor + 1, f"no command accounts for version {cursor + 1}")
+
+
+def command_fields(cmd):
+    """What a command hash covers: fields added later are left out at their default."""
+    cmd = {k: v for k, v in cmd.items() if k != "received_at" or v}
+    if cmd["body"].get("type") == "join" and not cmd["body"].get("bot", "x"):
+        cmd["body"] = {k: v for k, v in cmd["body"].items() if k != "bot"}
+    return cmd
 
 
 def fold_keys(keys, body):
@@ -127,8 +127,8 @@ def verify(bundle, receipts=None):
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         return "error", None, f"unreadable: {exc}"
     if faults:
-        first = min(faults, key=lambda f: (f.version is None, f.version or 0))
-        return "invalid", first.version, first.reason
+        version, reason = min((f.args for f in faults), key=lambda a: (a[0] is None, a[0] or 0))
+        return "invalid", version, reason
     return "valid", None, "chain, seed, commands, signatures and receipts check out"
 
 
