@@ -9,7 +9,8 @@
 - :class:`CommandBus` -- what a client does: put a command on its title's stream and wait for
   the one outcome of its command id.
 - :class:`GroupReader` -- a consumer in a consumer group over one stream: blocking reads
-  (``BLOCK`` shorter than the socket timeout; a timeout is "nothing yet"), the group recreated
+  (``BLOCK`` shorter than the client's socket timeout, checked when the reader is made: a
+  ValueError otherwise, also under ``python -O``; a timeout is "nothing yet"), the group recreated
   on ``NOGROUP`` (``BUSYGROUP`` accepted), pending entries reclaimed with ``XAUTOCLAIM``
   (reply indexed: 3 elements on Redis 7 / Valkey, 2 on 6.2), idle consumers without pending
   entries reaped, never one that holds pending entries.
@@ -247,7 +248,11 @@ class GroupReader:
     """One consumer of one consumer group over one stream."""
 
     def __init__(self, r: Any, stream: str, group: str, consumer: str, *, count: int = 64, block_ms: int = BLOCK_MS) -> None:
-        assert block_ms / 1000 < SOCKET_TIMEOUT, "BLOCK must be shorter than the socket timeout"
+        """Raises ValueError if ``block_ms`` is not shorter than ``r``'s socket timeout (a blocking
+        read would end in a socket timeout, read as a dead connection, instead of an empty reply)."""
+        timeout = socket_timeout(r)
+        if timeout is not None and block_ms / 1000 >= timeout:
+            raise ValueError(f"BLOCK {block_ms} ms must be shorter than the client's socket timeout ({timeout} s)")
         self.r = r
         self.stream = stream
         self.group = group
@@ -340,6 +345,16 @@ class GroupReader:
         """
         script = self.r.register_script(scripts.TRIM_ACKED)
         return int(await script(keys=[self.stream], args=[self.group]))
+
+
+def socket_timeout(r: Any) -> float | None:
+    """The socket timeout (s) of a redis-py asyncio client or cluster client; None for none."""
+    kwargs: dict = {}
+    if hasattr(r, "connection_pool"):
+        kwargs = r.connection_pool.connection_kwargs
+    elif hasattr(r, "get_connection_kwargs"):
+        kwargs = r.get_connection_kwargs()
+    return kwargs.get("socket_timeout", SOCKET_TIMEOUT)
 
 
 def _entries(entries: Any) -> list[tuple[Any, dict | None]]:
