@@ -84,7 +84,14 @@ def _cases(ns: str):
         for mid, _ in got[0][1]:
             await r.xack(key, "worker:toy", mid)
         await r.xadd(key, {"c": b"y"})
-        return [key], ["worker:toy"]
+        await r.hset(key + ":inflight", mapping={mid.decode(): b"x" for mid, _ in got[0][1]})
+        return [key, key + ":inflight"], ["worker:toy"]
+
+    async def touch(r):
+        key = f"{t}:cmd:toy"
+        mid = await _stream_with_pending(r, key, "worker:toy")
+        await r.xclaim(key, "worker:toy", "c1", 0, [mid], idle=60_000, justid=True)  # idle a minute
+        return [key], ["worker:toy", "c1", mid]
 
     return [
         ("APPEND", scripts.APPEND, append, ["hash", "stream", "stream", "string", "stream", "list", "set", "hash", "stream"]),
@@ -93,7 +100,8 @@ def _cases(ns: str):
         ("PROJECT", scripts.PROJECT, project, ["string", "stream", "string", "string", "stream"]),
         ("LOBBY", scripts.LOBBY, lobby, ["string", "hash", "string", "zset", "zset"]),
         ("REAP_CONSUMERS", scripts.REAP_CONSUMERS, reap, ["stream"]),
-        ("TRIM_ACKED", scripts.TRIM_ACKED, trim, ["stream"]),
+        ("TRIM_ACKED", scripts.TRIM_ACKED, trim, ["stream", "hash"]),
+        ("TOUCH", scripts.TOUCH, touch, ["stream"]),
     ]
 
 
@@ -121,7 +129,7 @@ def test_every_script_writes_nothing_when_any_key_it_writes_has_the_wrong_type(s
                     await _clean(r, ns)
                     checked += 1
                 del n
-            assert checked == 9 + 5 + 2 + 5 + 5 + 1 + 1
+            assert checked == 9 + 5 + 2 + 5 + 5 + 1 + 2 + 1
         finally:
             await _clean(r, settings.namespace)
             await r.aclose()

@@ -193,6 +193,24 @@ redis.call('SET', KEYS[1], ARGV[1])
 return 1
 """
 
+# Keep entries a consumer is working on from being claimed: reset the idle time of each id
+# still pending with this consumer (XCLAIM ... JUSTID: the delivery count is not raised), skip
+# an id another consumer holds or that is no longer pending. Returns how many were refreshed.
+# KEYS: 1 stream; ARGV: 1 group, 2 consumer, 3.. message ids
+TOUCH = CHECK_TYPES + r"""
+local bad = qh_wrong({KEYS[1], 'stream'})
+if bad then return redis.error_reply(bad) end
+local n = 0
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if #p > 0 and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    n = n + 1
+  end
+end
+return n
+"""
+
 # Delete consumers that hold no pending entries and have been idle long (never one with pending).
 # KEYS: 1 stream; ARGV: 1 group, 2 min idle ms, 3 own consumer name
 REAP_CONSUMERS = CHECK_TYPES + r"""
@@ -220,10 +238,13 @@ return n
 # pending entry, else the last delivered one (so no pending or undelivered entry is ever
 # trimmed; a trimmed pending entry would be dropped by XAUTOCLAIM, i.e. lost). Outcomes and
 # accepted commands are kept elsewhere, so acknowledged entries are not needed any more.
+# With KEYS[2] (the stream's in-flight index), fields of ids no longer pending (below the oldest
+# pending id; everything delivered when nothing is pending) are deleted too: the records a
+# worker that died between handling and cleaning up left behind.
 # Does nothing unless the stream has exactly the one group ARGV[1].
-# KEYS: 1 stream; ARGV: 1 group
+# KEYS: 1 stream, 2 in-flight index (optional); ARGV: 1 group
 TRIM_ACKED = CHECK_TYPES + r"""
-local bad = qh_wrong({KEYS[1], 'stream'})
+local bad = qh_wrong({KEYS[1], 'stream', KEYS[2] or KEYS[1], KEYS[2] and 'hash' or 'stream'})
 if bad then return redis.error_reply(bad) end
 local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
 if not ok or #groups ~= 1 then return 0 end
@@ -235,6 +256,18 @@ end
 if name ~= ARGV[1] or not last then return 0 end
 local p = redis.call('XPENDING', KEYS[1], ARGV[1])
 local cut = last
-if tonumber(p[1]) > 0 then cut = p[2] end
+local pending = tonumber(p[1]) > 0
+if pending then cut = p[2] end
+if KEYS[2] then
+  local cm, cs = string.match(cut, '^(%d+)-(%d+)$')
+  cm, cs = tonumber(cm), tonumber(cs)
+  for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+    local fm, fs = string.match(f, '^(%d+)-(%d+)$')
+    fm, fs = tonumber(fm), tonumber(fs)
+    if fm and (fm < cm or (fm == cm and (fs < cs or (fs == cs and not pending)))) then
+      redis.call('HDEL', KEYS[2], f)
+    end
+  end
+end
 return redis.call('XTRIM', KEYS[1], 'MINID', cut)
 """
