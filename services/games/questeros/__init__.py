@@ -34,7 +34,8 @@ class Questeros(Title[QState]):
 
     name = "questeros"
     display_name = "Questeros"
-    rules_version = "1"
+    rules_version = "2"
+    """2: a God is neither a Class nor an Epic card (RULINGS.md "Questeros", Gods)."""
     min_seats = 2
     max_seats = 6
     options_type = QuesterosOptions
