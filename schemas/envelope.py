@@ -217,8 +217,13 @@ class ViewEnvelope(Record, Generic[B]):
     view: B | None
     """The title's view of its state for that seat; None before the game starts."""
     to_move: list[int] = []
-    """Seats whose input the game waits for (empty outside an active game)."""
+    """Seats whose input the game waits for (empty outside an active game). While a
+    simultaneous secret choice is open: the awaited seats that have not chosen yet."""
     result: Result | None = None
+    chosen: list[int] = []
+    """Seats that have made their secret choice in the open simultaneous choice (public)."""
+    my_choice: dict | None = None
+    """This seat's own pending secret choice (the command as JSON), until the reveal."""
 
 
 class FeedEntry(Record, Generic[B]):

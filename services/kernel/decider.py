@@ -15,6 +15,10 @@ Shapes (``S`` is the title's state, a frozen msgspec Struct so that it can be sn
 - ``status(state) -> Result | None`` -- None while the game goes on, the result once finished.
 - ``to_move(state) -> list[int]`` -- seats whose input the game waits for.
 
+Simultaneous secret choices (optional; ``services/kernel/secret.py``): ``choice_types``,
+``choice_made_type``, ``choices_revealed_type``, ``secret_choice(state)``,
+``check_choice(state, seat, command)``, ``resolve_choices(state, choices, chance)``.
+
 Source: ../shared/DESIGN.md "The Decider"; ../shared/STYLE.md section 3.
 """
 
@@ -24,9 +28,10 @@ import random
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
-from schemas.base import Command, Event, Options, Record
+from schemas.base import ChoiceMade, ChoicesRevealed, Command, Event, Options, Record
 from schemas.envelope import Result
 from services.kernel.chance import Chance
+from services.kernel.secret import SecretChoice
 
 S = TypeVar("S")
 
@@ -51,6 +56,13 @@ class Title(Generic[S]):
     event_types: ClassVar[tuple[type[Event], ...]]
     bots: ClassVar[dict[str, Bot]] = {}
     """Named bots, e.g. ``{"random": ..., "greedy": ...}``."""
+    choice_types: ClassVar[tuple[type[Command], ...]] = ()
+    """Commands that are simultaneous secret choices: the kernel collects them, hides them and
+    reveals them together (``services/kernel/secret.py``); ``decide`` never sees them."""
+    choice_made_type: ClassVar[type[ChoiceMade]]
+    """The title's ChoiceMade subclass (its own tag; ``choice: <choice commands> | None``)."""
+    choices_revealed_type: ClassVar[type[ChoicesRevealed]]
+    """The title's ChoicesRevealed subclass (its own tag; ``choices: list[<its ChoiceMade>]``)."""
     upcasters: ClassVar[dict[str, Callable[[dict], dict]]] = {}
     """Upcasters by stored tag: ``fn(old event body as builtins) -> newer body`` (may change the
     tag). Applied, repeatedly, only to a stored event that no longer decodes as the current union."""
@@ -82,3 +94,15 @@ class Title(Generic[S]):
 
     def to_move(self, state: S) -> list[int]:
         raise NotImplementedError
+
+    def secret_choice(self, state: S) -> SecretChoice | None:
+        """The simultaneous secret choice open now (key and awaited seats), or None."""
+        return None
+
+    def check_choice(self, state: S, seat: int, command: Command) -> None:
+        """Raise Rejection unless ``seat`` may choose ``command`` in the open secret choice.
+        Judge only the seat's own and public facts: the sentence must leak nothing."""
+
+    def resolve_choices(self, state: S, choices: dict[int, Command], chance: Chance) -> list[Event]:
+        """Events after a reveal; ``state`` has the reveal folded in, ``choices``: seat -> command."""
+        return []

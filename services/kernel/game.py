@@ -8,7 +8,8 @@ the same command. No title writes the lifecycle again.
 Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
 ``no_such_game``, ``bad_options``, ``bad_seats``, ``not_in_lobby``, ``seat_out_of_range``,
 ``seat_taken``, ``seat_open``, ``not_seated``, ``seats_open``, ``bad_name``,
-``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``.
+``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``; of secret
+choices (``services/kernel/secret.py``): ``no_choice_open``, ``not_choosing``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
-from schemas.base import Event, Record
+from schemas.base import ChoiceMade, ChoicesRevealed, Event, Record
 from schemas.envelope import (
     LIFECYCLE_EVENTS,
     AbandonGame,
@@ -41,6 +42,7 @@ from schemas.envelope import (
     StartGame,
     ViewEnvelope,
 )
+from services.kernel import secret
 from services.kernel.chance import RNG_ALGORITHM, Chance, SeededChance, derive_key, seed_commitment
 from services.kernel.decider import Title
 from services.kernel.errors import Rejection
@@ -74,6 +76,8 @@ class Game(Record, Generic[S]):
     result: Result | None = None
     revealed_seed: str | None = None
     last_hash: str = GENESIS
+    choices: secret.PendingChoices | None = None
+    """Secret choices made so far for the open simultaneous choice (never shown to others)."""
 
 
 def new_game(game_id: str, title: str) -> Game:
@@ -174,7 +178,10 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         raise Rejection("game_over", "The game is over.")
     if seat is None or not 0 <= seat < len(game.seats):
         raise Rejection("not_seated", "A game command must come from a seat of the game.")
-    events = list(title.decide(game.rules, seat, body, chance))
+    if secret.is_choice(title, body):
+        events = secret.choose(title, game, seat, body, chance, lambda g, ev: _evolve_body(title, g, ev))
+    else:
+        events = list(title.decide(game.rules, seat, body, chance))
     return events + _finish_if_over(title, game, events, seed)
 
 
@@ -229,6 +236,8 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
         return rep(game, revealed_seed=body.seed)
     if game.rules is None:  # a title event before start: keep evolve total, ignore it
         return game
+    if isinstance(body, (ChoiceMade, ChoicesRevealed)):
+        game = rep(game, choices=secret.evolve_choices(game, body))
     return rep(game, rules=title.evolve(game.rules, body))
 
 
@@ -250,9 +259,19 @@ def fold(title: Title, envelopes: Iterable[EventEnvelope], game: Game | None = N
     return g
 
 
+def to_move(title: Title, game: Game) -> list[int]:
+    """Seats the game waits for (empty unless active): the title's ``to_move``, or while a
+    simultaneous secret choice is open, its awaited seats that have not chosen yet."""
+    if game.rules is None or game.status != "active":
+        return []
+    waiting = secret.waiting_for(title, game)
+    return list(title.to_move(game.rules)) if waiting is None else waiting
+
+
 def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
     """The read model of ``game`` for ``seat`` (None: spectator)."""
     inner = title.view(game.rules, seat) if game.rules is not None else None
+    active = game.rules is not None and game.status == "active"
     return ViewEnvelope(
         game_id=game.game_id,
         title=game.title,
@@ -261,8 +280,10 @@ def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
         seats=list(game.seats),
         seat=seat,
         view=inner,
-        to_move=list(title.to_move(game.rules)) if game.rules is not None and game.status == "active" else [],
+        to_move=to_move(title, game),
         result=game.result,
+        chosen=secret.chosen(title, game) if active else [],
+        my_choice=secret.my_choice(title, game, seat) if active else None,
     )
 
 
@@ -270,7 +291,7 @@ def redact(title: Title, envelope: EventEnvelope, seat: int | None) -> FeedEntry
     """The event as ``seat`` (None: spectator) may see it, or None if it sees nothing of it."""
     body = envelope.body
     if not isinstance(body, LIFECYCLE_EVENTS):
-        body = title.redact(body, seat)
+        body = title.redact(secret.redact_choice(body, seat), seat)
         if body is None:
             return None
     return FeedEntry(game_id=envelope.game_id, version=envelope.version, recorded_at=envelope.recorded_at, body=body)
