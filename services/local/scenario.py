@@ -13,7 +13,9 @@ suffix is refused. See docs/scenarios.md for the full format. Shape::
     [options]                    # the title's game options
     [chance]                     # seed = "<hex>" and/or draws = [{shuffle=[...]}, {die=6}, ...]
     [[step]]                     # seat = N (omit for none); command = { type = "...", ... }
-    expect = "accepted"          # or "rejected" or "rejected:<code>"
+    wait_ms = 0                  # let time pass first (the scenario clock; see docs/scenarios.md)
+    fire = false                 # instead of a command: the clock fires every deadline due now
+    expect = "accepted"          # or "rejected" or "rejected:<code>"; events = N (optional)
     [[step.check]]               # seat = N (omit: spectator); path = "view.scores.0"; equals = ...
                                  # or length / contains / absent / is_null = true|false
     [[final]]                    # checks after the last step, same shape as step.check
@@ -69,11 +71,18 @@ class Check(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Step(msgspec.Struct, forbid_unknown_fields=True):
-    command: dict
+    command: dict | None = None
     seat: int | None = None
     expect: str = "accepted"
     check: list[Check] = []
     note: str = ""
+    wait_ms: int = 0
+    """Advance the scenario clock by this many ms before the step (the time every command carries)."""
+    fire: bool = False
+    """Instead of ``command``: send a ``timeout`` for every deadline due at the scenario clock,
+    as the clock service does (command id ``timeout:<seat>:<version>``)."""
+    events: int | None = None
+    """If set, the accepted command(s) must have appended exactly this many events in all."""
 
 
 class ChanceSpec(msgspec.Struct, forbid_unknown_fields=True):
@@ -97,6 +106,8 @@ class Scenario(msgspec.Struct, forbid_unknown_fields=True):
     step: list[Step] = []
     final: list[Check] = []
     path: str = ""
+    clock_start_ms: int = 1_767_225_600_000
+    """The scenario clock at the first command (default 2026-01-01T00:00:00Z), in ms."""
 
     def scripted_chance(self) -> ScriptedChance:
         """The fixed chance of this scenario: its draws, then a chance seeded by ``chance.seed``."""
@@ -122,6 +133,11 @@ def load(path: str | Path) -> Scenario:
     except KeyError:
         raise ScenarioError(f"{p}: title {sc.title!r} is not registered") from None
     for i, st in enumerate(sc.step):
+        acts = (st.command is not None) + st.fire
+        if acts > 1 or (acts == 0 and not st.wait_ms):
+            raise ScenarioError(f"{p}: step[{i}] needs exactly one of command and fire (or only wait_ms)")
+        if st.wait_ms < 0:
+            raise ScenarioError(f"{p}: step[{i}].wait_ms must not be negative")
         if not (st.expect in ("accepted", "rejected") or st.expect.startswith("rejected:")):
             raise ScenarioError(f"{p}: step[{i}].expect must be accepted, rejected or rejected:<code>")
     if not (sc.setup_expect == "accepted" or sc.setup_expect.startswith("rejected:")):
@@ -179,9 +195,10 @@ def evaluate(check: Check, doc: Any) -> str | None:
 
 
 class Driver(Protocol):
-    """Where a scenario is played: ``submit`` a command body dict as a seat, read a view."""
+    """Where a scenario is played: ``submit`` a command body dict as a seat at time ``at`` (ms,
+    the ``received_at`` the command carries), read a view."""
 
-    async def submit(self, body: dict, seat: int | None) -> Outcome: ...
+    async def submit(self, body: dict, seat: int | None, at: int, command_id: str | None = None) -> Outcome: ...
     async def view(self, seat: int | None) -> dict: ...
 
 
@@ -249,16 +266,17 @@ async def play(sc: Scenario, driver: Driver, on_step: Callable[[StepReport], Awa
             if r is not None:
                 await r
 
-    async def submit(st: Step, label: str, index: int) -> Outcome | None:
+    async def guarded(outcomes: Awaitable[list[Outcome]], label: str, index: int) -> list[Outcome] | None:
         try:
-            out = await driver.submit(st.command, st.seat)
+            outs = await outcomes
         except Exception as exc:  # noqa: BLE001 - reported as this step's failure, the run goes on
             await add(StepReport(index, label, False, f"the driver failed: {type(exc).__name__}: {exc}"))
             return None
-        if isinstance(out, Rejected) and out.code == CHANCE_UNHONOURED:
-            await add(StepReport(index, label, False, f"the scripted chance cannot be honoured: {out.message}"))
+        bad = next((o for o in outs if isinstance(o, Rejected) and o.code == CHANCE_UNHONOURED), None)
+        if bad is not None:
+            await add(StepReport(index, label, False, f"the scripted chance cannot be honoured: {bad.message}"))
             return None
-        return out
+        return outs
 
     async def check(index: int, prefix: str, ch: Check) -> None:
         try:
@@ -267,11 +285,14 @@ async def play(sc: Scenario, driver: Driver, on_step: Callable[[StepReport], Awa
             why = f"the view could not be read: {type(exc).__name__}: {exc}"
         await add(StepReport(index, f"{prefix} {ch.path}" + (f" (seat {ch.seat})" if ch.seat is not None else ""), why is None, why or ""))
 
+    now = sc.clock_start_ms
     for st in lifecycle_steps(sc):
+        assert st.command is not None
         label = f"setup {st.command['type']}" + (f" (seat {st.seat})" if st.seat is not None else "")
-        out = await submit(st, label, -1)
-        if out is None:
+        outs = await guarded(_step_outcomes(st, driver, now), label, -1)
+        if outs is None:
             return report
+        out = outs[0]
         if not isinstance(out, Accepted):
             ok = _matches(sc.setup_expect, out)
             await add(StepReport(-1, label, ok, "" if ok else f"expected {sc.setup_expect}, got {_outcome_text(out)}"))
@@ -283,12 +304,21 @@ async def play(sc: Scenario, driver: Driver, on_step: Callable[[StepReport], Awa
             await add(StepReport(-1, "setup", False, f"expected {sc.setup_expect}, got accepted"))
             return report
     for i, st in enumerate(sc.step):
-        label = st.note or f"seat {st.seat} {st.command.get('type')}"
-        out = await submit(st, label, i)
-        if out is None:
-            return report
-        ok = _matches(st.expect, out)
-        await add(StepReport(i, label, ok, "" if ok else f"expected {st.expect}, got {_outcome_text(out)}"))
+        now += st.wait_ms
+        if st.command is None and not st.fire:
+            await add(StepReport(i, st.note or f"wait {st.wait_ms} ms", True))
+        else:
+            label = st.note or ("clock fires" if st.fire else f"seat {st.seat} {st.command.get('type') if st.command else ''}")
+            outs = await guarded(_step_outcomes(st, driver, now), label, i)
+            if outs is None:
+                return report
+            ok = bool(outs) and all(_matches(st.expect, o) for o in outs)
+            n = sum(o.events for o in outs if isinstance(o, Accepted))
+            detail = "" if ok else ("no deadline is due" if not outs else
+                                    f"expected {st.expect}, got {', '.join(_outcome_text(o) for o in outs)}")
+            if ok and st.events is not None and n != st.events:
+                ok, detail = False, f"expected {st.events} events, the step appended {n}"
+            await add(StepReport(i, label, ok, detail))
         for ch in st.check:
             await check(i, "  check", ch)
     for ch in sc.final:
@@ -304,18 +334,29 @@ class LocalDriver:
         self.codec = codec(sc.title)
         self.local = LocalGame(self.title, game_id="scenario", seed=bytes.fromhex(sc.chance.seed), chance=sc.scripted_chance())
 
-    async def submit(self, body: dict, seat: int | None) -> Outcome:
+    async def submit(self, body: dict, seat: int | None, at: int, command_id: str | None = None) -> Outcome:
         try:
             cmd = self.codec.decode_command_body(msgspec.json.encode(body), json=True)
         except msgspec.ValidationError as exc:
             return Rejected(command_id="-", game_id="scenario", code="bad_command", message=str(exc))
+        self.local.now_ms = at
         try:
-            return self.local.submit(cmd, seat)
+            return self.local.submit(cmd, seat, command_id=command_id)
         except ChanceExhausted as exc:
             return Rejected(command_id="-", game_id="scenario", code=CHANCE_UNHONOURED, message=str(exc))
 
     async def view(self, seat: int | None) -> dict:
         return msgspec.to_builtins(lifecycle.view(self.title, self.local.game, seat))
+
+
+async def _step_outcomes(st: Step, driver: Driver, now: int) -> list[Outcome]:
+    if not st.fire:
+        assert st.command is not None
+        return [await driver.submit(st.command, st.seat, now)]
+    doc = await driver.view(None)
+    due = [d for d in doc.get("deadlines", []) if d["at"] <= now]
+    return [await driver.submit({"type": "timeout", "seat": d["seat"], "version": d["set_at"]}, None, now,
+                                command_id=f"timeout:{d['seat']}:{d['set_at']}") for d in due]
 
 
 async def run_local(path: str | Path) -> Report:
