@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?=
 
-.PHONY: install demo serve test bench faults lint schemas scenarios clean
+.PHONY: install demo serve test bench faults flood lint schemas scenarios clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,9 @@ test: install ## the test suite against a real Redis (REDIS_URL, Docker, or a lo
 
 bench: install ## measurements: writes bench/results/latest.json and a Markdown table
 	$(BIN)/python -m bench.run $(ARGS)
+
+flood: install ## flood test: 5,000 spectator sockets, 3,000 anonymous creates, 3,000 refused commands on loopback; figures in bench/results/flood.json
+	$(BIN)/python -m tests.flood $(ARGS)
 
 faults: install ## fault injection: kill workers/projectors, restart Redis under bot games (ARGS="--seconds 300 --seed 2")
 	$(BIN)/python -m tests.faults $(ARGS)

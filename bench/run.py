@@ -268,6 +268,10 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
         times.append(time.perf_counter() - t0)
     res["rebuild_s"] = median(times)
     res["rebuild_events_per_s"] = res["events"] / res["rebuild_s"]
+    out("Redis bytes per finished game, live and archived ...")  # issue 13 (bench/memory.py)
+    from bench.memory import game_memory
+
+    res["redis_bytes_per_game"] = await game_memory(url, runs)
     if os.environ.get("REDIS_URL"):  # a shared server: leave nothing behind
         async for key in r.scan_iter(match=f"{settings.namespace}:*", count=1000):
             await r.delete(key)
@@ -294,6 +298,8 @@ def table(res: dict) -> str:
         ("best end to end / raw XADD", f"{res['ratio_e2e_to_xadd']:.3f}"),
         ("best end to end / raw XREADGROUP+XACK", f"{res['ratio_e2e_to_xreadgroup_xack']:.3f}"),
     ]
+    for n, v in res.get("redis_bytes_per_game", {}).items():
+        rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live, {v['archived_bytes']:,.0f} archived"))
     head = (f"Questhall bench, {res['when']}: {res['machine']}, Redis {res['redis']}; "
             f"median of {res['runs']} runs, {res['seconds_per_run']:g} s each for end to end.\n\n")
     w0 = max(len(a) for a, _ in rows)

@@ -54,13 +54,18 @@ def _answers(url: str) -> bool:
 def _url() -> str:
     """The Redis URL: ``REDIS_URL``; else a running embedded Valkey's (``.questhall/valkey/url``);
     else ``redis://127.0.0.1:6379/0``."""
+    return _found_url() or "redis://127.0.0.1:6379/0"
+
+
+def _found_url() -> str | None:
+    """``REDIS_URL``, else a running embedded server's URL; None if neither names a Redis."""
     if os.environ.get("REDIS_URL"):
         return os.environ["REDIS_URL"]
     if URL_FILE.exists():
         url = URL_FILE.read_text().strip()
         if _answers(url):
             return url
-    return "redis://127.0.0.1:6379/0"
+    return None
 
 
 @contextmanager
@@ -217,14 +222,28 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
 @app.command("gateway")
 def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] = "127.0.0.1",
                 port: Annotated[int, typer.Option(help="Listen on this port.")] = 8000) -> None:
-    """Run the HTTP/WebSocket gateway (REDIS_URL; keys and limits: docs/gateway.md)."""
+    """Run the HTTP/WebSocket gateway (REDIS_URL; keys and limits: docs/gateway.md).
+
+    Exits 2 if ``QUESTHALL_REPLICAS`` says more than one gateway runs but the token or receipt
+    keys are not configured (each replica would generate its own: tokens and receipts of one
+    would not be accepted by another).
+    """
     logs.configure()
+    from services.gateway.config import GatewayConfig
     from services.gateway.server import gateway_running
 
     s = _settings(_url())
+    cfg = GatewayConfig().with_keys()
+    replicas = int(os.environ.get("QUESTHALL_REPLICAS", "1") or "1")
+    missing = [n for n, gen in (("QUESTHALL_TOKEN_KEYS", cfg.generated_key),
+                                ("QUESTHALL_RECEIPT_KEYS", cfg.generated_receipt_key)) if gen]
+    if replicas > 1 and missing:
+        err.print(f"QUESTHALL_REPLICAS={replicas} but {' and '.join(missing)} not set: each replica would generate "
+                  "its own key, and a token or receipt of one would fail on the others. Set them from a Secret.")
+        raise typer.Exit(2)
 
     async def main() -> None:
-        async with gateway_running(s, host=host, port=port, services=False) as bound:
+        async with gateway_running(s, cfg, host=host, port=port, services=False) as bound:
             err.print(f"Gateway on http://{host}:{bound} (namespace {s.namespace}); Ctrl-C to stop.")
             await anyio.sleep_forever()
 
@@ -304,14 +323,80 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
     raise typer.Exit(anyio.run(main))
 
 
+@app.command("archive")
+def archive_cmd(older_than_days: Annotated[float, typer.Option("--older-than-days", help="Archive ended games whose "
+                                                              "last event is older than this (0: every ended game).")] = 30.0,
+                game: Annotated[str | None, typer.Option("--game", help="Archive this one ended game.")] = None) -> None:
+    """Archive finished/abandoned games into one compact bundle each; their streams and read models
+    are deleted (``questhall restore GAME_ID`` brings one back byte for byte). Run it from cron."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.audit.archive import NotArchivable, archive, archive_older
+    from services.audit.store import GameNotFound
+
+    url = _url()
+
+    async def main() -> int:
+        r = connect(url)
+        try:
+            if game is not None:
+                size = await archive(r, _settings(url), game)
+                console.print(f"Archived {game} ({size} bytes).")
+                return 0
+            done = await archive_older(r, _settings(url), older_than_days)
+            console.print(f"Archived {len(done)} games.")
+            return 0
+        except (GameNotFound, NotArchivable) as exc:
+            err.print(str(exc))
+            return 2
+        finally:
+            await r.aclose()
+
+    raise typer.Exit(anyio.run(main))
+
+
+@app.command("restore")
+def restore_cmd(game_id: Annotated[str, typer.Argument(help="The archived game.")]) -> None:
+    """Bring an archived game back: its streams, metadata and read models, as they were."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.audit.archive import restore
+    from services.audit.store import GameNotFound
+
+    url = _url()
+
+    async def main() -> int:
+        r = connect(url)
+        try:
+            v = await restore(r, _settings(url), game_id)
+            console.print(f"Restored {game_id} at version {v}.")
+            return 0
+        except (GameNotFound, FileExistsError) as exc:
+            err.print(str(exc))
+            return 2
+        finally:
+            await r.aclose()
+
+    raise typer.Exit(anyio.run(main))
+
+
 @app.command("rebuild")
-def rebuild_cmd() -> None:
-    """Drop every read model and replay every game into them (stop projectors first)."""
+def rebuild_cmd(redis: Annotated[str | None, typer.Option("--redis", help="Run against this Redis URL "
+                                                             "(needed when neither REDIS_URL nor a running embedded server names one).")] = None) -> None:
+    """Drop every read model and replay every game into them (stop projectors first).
+
+    Destructive: it runs only against a Redis named by ``REDIS_URL``, by a running embedded
+    server's URL file, or by ``--redis URL``, never the ``127.0.0.1:6379`` fallback (exit 2).
+    """
     logs.configure()
     from services.adapters.redis_store import connect
     from services.runtime.projector import rebuild
 
-    url = _url()
+    url = redis or _found_url()
+    if url is None:
+        err.print("rebuild drops every read model: name the Redis with REDIS_URL or --redis URL "
+                  "(no embedded server is running here, and the 127.0.0.1:6379 fallback is not used).")
+        raise typer.Exit(2)
 
     async def main() -> int:
         r = connect(url)

@@ -180,11 +180,15 @@ class Gateway:
             params["title"] = title
         return msgspec.convert((await self.request("GET", "/lobby", params=params))["games"], list[LobbyGame])
 
-    async def spectator_view(self, game_id: str) -> dict:
-        return await self.request("GET", f"/games/{game_id}/view")
+    async def spectator_view(self, game_id: str, min_version: int | None = None) -> dict:
+        """The spectator view; ``min_version``: wait (bounded) until it is projected that far."""
+        return await self.request("GET", f"/games/{game_id}/view", params={"min_version": min_version} if min_version else None)
 
-    async def spectator_feed(self, game_id: str, after: int = 0, limit: int = 200) -> list[dict]:
-        return await self.request("GET", f"/games/{game_id}/feed", params={"after": after, "limit": limit})
+    async def spectator_feed(self, game_id: str, after: int = 0, limit: int = 200, min_version: int | None = None) -> list[dict]:
+        params: dict[str, Any] = {"after": after, "limit": limit}
+        if min_version:
+            params["min_version"] = min_version
+        return await self.request("GET", f"/games/{game_id}/feed", params=params)
 
     async def result(self, game_id: str) -> Result:
         """A finished game's result. Raises GatewayError 404 ``no_result`` before the end."""
@@ -229,9 +233,12 @@ class SeatClient:
     def path(self) -> str:
         return f"/games/{self.game_id}/seats/{self.seat}"
 
-    async def view(self) -> dict:
-        """The seat's view envelope (JSON dict). Raises GatewayError 404 ``view_not_ready`` early on."""
-        env = await self.gw.request("GET", f"{self.path}/view", token=self.token)
+    async def view(self, min_version: int | None = None) -> dict:
+        """The seat's view envelope (JSON dict). ``min_version``: the gateway waits (bounded) until
+        the view reaches it, e.g. the ``version`` of a command's reply (504 ``not_projected`` if it
+        does not). Raises GatewayError 404 ``view_not_ready`` early on."""
+        params = {"min_version": min_version} if min_version else None
+        env = await self.gw.request("GET", f"{self.path}/view", token=self.token, params=params)
         self.version = max(self.version, env.get("version", 0))
         return env
 
@@ -316,11 +323,11 @@ class SeatClient:
         delay = 0.005
         while True:
             try:
-                v = await self.view()
+                v = await self.view(min_version=min_version)  # the gateway waits for the projection
                 if v["version"] >= min_version:
                     return v
             except GatewayError as exc:
-                if exc.code != "view_not_ready":
+                if exc.code not in ("view_not_ready", "not_projected"):
                     raise
             if time.monotonic() > deadline:
                 raise TimeoutError(f"view of seat {self.seat} of {self.game_id} did not reach version {min_version}")

@@ -11,8 +11,9 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:cmd:<title>:inflight``         hash: message id -> [game, command] of the
                                                 commands read and not yet handled
 ``<ns>:{<ns>:pN}:dead:<title>``                 dead-letter stream of a title
-``<ns>:{<ns>:pN}:log``                          partition log: every appended event (group
-                                                ``projector``); never trimmed
+``<ns>:{<ns>:pN}:log``                          partition log: every appended event (groups
+                                                ``projector``, ``clock``); trimmed below every
+                                                group's oldest pending entry
 ``<ns>:{<ns>:pN}:games``                        set of the partition's game ids
 ``<ns>:{<ns>:pN}:g:<game>:meta``                hash: version, hash, status, title
 ``<ns>:{<ns>:pN}:g:<game>:events``              the game's event stream, entry id ``<version>-0``;

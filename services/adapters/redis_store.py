@@ -51,6 +51,9 @@ class Settings:
     """A worker writes a snapshot when a game's version crosses a multiple of this."""
     reply_ttl: int = 120
     """Seconds a reply list lives for a waiting caller."""
+    rejected_ttl: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_REJECTED_TTL", "86400")))
+    """Seconds a rejected outcome is kept (``QUESTHALL_REJECTED_TTL``, default 24 h; 0: for good).
+    Accepted outcomes are kept with their game."""
 
     @property
     def keys(self) -> Keys:
@@ -207,7 +210,7 @@ class EventStore:
             keys=[k.outcome(outcome.game_id, outcome.command_id), stream, k.reply(outcome.game_id, outcome.command_id), dl_key,
                   k.game(outcome.game_id, "meta")],
             args=[group, msg_id, ENC.encode(outcome), self.settings.reply_ttl, payload, err,
-                  "" if decided_at is None else decided_at, decided_hash],
+                  "" if decided_at is None else decided_at, decided_hash, self.settings.rejected_ttl],
         )
         if res[0] == b"conflict":
             return "conflict", None
@@ -376,6 +379,16 @@ class GroupReader:
         script = self.r.register_script(scripts.TRIM_ACKED)
         return int(await script(keys=[self.stream, *([inflight] if inflight else [])], args=[self.group]))
 
+    async def trim_below_groups(self) -> int:
+        """Trim entries older than every group's oldest pending (else last delivered) entry; returns how many.
+
+        For the partition logs (groups ``projector`` and ``clock``): an entry every group has
+        acknowledged is in the game's own stream and read models already. Never trims a pending
+        or undelivered entry of any group.
+        """
+        script = self.r.register_script(scripts.TRIM_BELOW_GROUPS)
+        return int(await script(keys=[self.stream]))
+
 
 def socket_timeout(r: Any) -> float | None:
     """The socket timeout (s) of a redis-py asyncio client or cluster client; None for none."""
@@ -385,6 +398,7 @@ def socket_timeout(r: Any) -> float | None:
     elif hasattr(r, "get_connection_kwargs"):
         kwargs = r.get_connection_kwargs()
     return kwargs.get("socket_timeout", SOCKET_TIMEOUT)
+
 
 
 def _entries(entries: Any) -> list[tuple[Any, dict | None]]:

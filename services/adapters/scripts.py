@@ -83,7 +83,8 @@ return {'ok', tostring(cur + n)}
 # KEYS: 1 outcome, 2 command stream, 3 reply, 4 dead-letter stream, 5 game meta
 # ARGV: 1 group, 2 message id ('' = none), 3 outcome, 4 reply ttl, 5 dead-letter payload ('' = none),
 #       6 error text, 7 version the rejection was decided on ('' = any), 8 the game's last hash
-#       decided on (checked with 7 when the version is > 0)
+#       decided on (checked with 7 when the version is > 0), 9 seconds the rejection is kept
+#       ('' or 0: for good; a retry after that is decided again)
 REJECT = CHECK_TYPES + r"""
 local bad = qh_wrong({KEYS[1], 'string', KEYS[2], 'stream', KEYS[3], 'list', KEYS[4], 'stream', KEYS[5], 'hash'})
 if bad then return redis.error_reply(bad) end
@@ -97,6 +98,8 @@ if not existing and ARGV[7] ~= '' then
 end
 if existing then
   out = existing
+elseif tonumber(ARGV[9] or '0') > 0 then
+  redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[9]))
 else
   redis.call('SET', KEYS[1], ARGV[3])
   if ARGV[5] ~= '' then
@@ -301,4 +304,29 @@ else
 end
 redis.call('XACK', KEYS[3], ARGV[1], ARGV[2])
 return 1
+"""
+
+# Trim a stream read by several consumer groups (a partition log: projector, clock) below what
+# every group may still need: each group's oldest pending entry, else its last delivered one.
+# Nothing if the stream has no group. Only for streams whose every reader is a consumer group.
+# KEYS: 1 stream
+TRIM_BELOW_GROUPS = r"""
+local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+if not ok or #groups == 0 then return 0 end
+local cut, cms, cseq
+for _, g in ipairs(groups) do
+  local name, last
+  for i = 1, #g, 2 do
+    if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then last = g[i + 1] end
+  end
+  if not name or not last then return 0 end
+  local p = redis.call('XPENDING', KEYS[1], name)
+  local c = last
+  if tonumber(p[1]) > 0 then c = p[2] end
+  local a, b = string.match(c, '^(%d+)-(%d+)$')
+  if not a then return 0 end
+  local ms, seq = tonumber(a), tonumber(b)
+  if cut == nil or ms < cms or (ms == cms and seq < cseq) then cut, cms, cseq = c, ms, seq end
+end
+return redis.call('XTRIM', KEYS[1], 'MINID', cut)
 """

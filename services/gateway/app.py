@@ -55,6 +55,8 @@ CODE_BY_STATUS = {400: "invalid_request", 401: "unauthorized", 403: "forbidden",
                   429: "rate_limited"}
 SEAT_AUTH = [{"seat_token": []}]
 ADMIN_AUTH = [{"admin_token": []}]
+MIN_VERSION = ("Wait (bounded, QUESTHALL_READ_WAIT) until the read models reach this version: the "
+               "version of the command's reply (504 not_projected if they do not).")
 AuthHeader = Annotated[str | None, Parameter(header="Authorization", required=False, description="Bearer <token>")]
 
 
@@ -67,6 +69,11 @@ def _bearer(value: str | None) -> str | None:
     if value and value[:7].lower() == "bearer ":
         return value[7:].strip()
     return value or None
+
+
+def _address(request: Request) -> str:
+    """The client's address (the peer of the connection; behind a proxy, the proxy's)."""
+    return request.client.host if request.client else "unknown"
 
 
 def provide_gw(state: State) -> GatewayService:
@@ -94,7 +101,8 @@ async def receipt_keys(gw: GatewayService) -> KeysReply:
 
 
 @post("/games", status_code=201, responses=_errors(404, 409, 422, 504), summary="Create a game")
-async def create_game(data: CreateGameRequest, gw: GatewayService) -> GameCreatedReply:
+async def create_game(data: CreateGameRequest, gw: GatewayService, request: Request) -> GameCreatedReply:
+    await gw.admit("create", _address(request), gw.config.admit_creates)
     return await gw.create(data.title, data.seats, data.options, data.game_id, data.require_seat_keys)
 
 
@@ -105,7 +113,8 @@ async def get_game(game_id: str, gw: GatewayService) -> LobbyGame:
 
 @post("/games/{game_id:str}/join", status_code=201, responses=_errors(404, 409, 422, 504),
       summary="Take a seat; returns the seat token")
-async def join_game(game_id: str, data: JoinRequest, gw: GatewayService) -> SeatGrant:
+async def join_game(game_id: str, data: JoinRequest, gw: GatewayService, request: Request) -> SeatGrant:
+    await gw.admit("join", _address(request), gw.config.admit_joins)
     return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id, data.public_key)
 
 
@@ -117,14 +126,19 @@ async def game_head(game_id: str, gw: GatewayService) -> Head:
 
 @get("/games/{game_id:str}/view", responses=_errors(404), summary="The spectator view",
      response_description="ViewEnvelope with the title's view (no hidden information)")
-async def spectator_view(game_id: str, gw: GatewayService) -> Response[ViewEnvelope[AnyView]]:
+async def spectator_view(game_id: str, gw: GatewayService,
+                         min_version: Annotated[int | None, Parameter(ge=0, description=MIN_VERSION)] = None) -> Response[ViewEnvelope[AnyView]]:
     gw.check_game_id(game_id)
+    await gw.wait_projected(game_id, min_version)
     return _json(await gw.view(game_id, None))
 
 
 @get("/games/{game_id:str}/feed", responses=_errors(404), summary="The spectator event feed after a version")
 async def spectator_feed(game_id: str, gw: GatewayService, after: Annotated[int, Parameter(ge=0)] = 0,
-                         limit: Annotated[int, Parameter(ge=1, le=1000)] = 200) -> Response[list[FeedEntry[AnyEvent]]]:
+                         limit: Annotated[int, Parameter(ge=1, le=1000)] = 200,
+                         min_version: Annotated[int | None, Parameter(ge=0, description=MIN_VERSION)] = None) -> Response[list[FeedEntry[AnyEvent]]]:
+    gw.check_game_id(game_id)
+    await gw.wait_projected(game_id, min_version)
     return _json(await gw.feed(game_id, None, after, limit))
 
 
@@ -147,7 +161,9 @@ async def lobby(gw: GatewayService, title: str | None = None,
 @post("/games/{game_id:str}/seats/{seat:int}/start", status_code=200, security=SEAT_AUTH,
       responses=_errors(401, 403, 404, 409, 422, 429, 504), summary="Start the game (any seated player)")
 async def start_game(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> CommandAccepted:
-    return await gw.start(await gw.seat_claims(_bearer(authorization), game_id, seat))
+    claims = await gw.seat_claims(_bearer(authorization), game_id, seat)
+    await gw.admit("start", f"{game_id}.{seat}.{claims.j}", gw.config.admit_starts)
+    return await gw.start(claims)
 
 
 @post("/games/{game_id:str}/seats/{seat:int}/commands", status_code=200, security=SEAT_AUTH,
@@ -161,8 +177,10 @@ async def submit_command(game_id: str, seat: int, data: CommandRequest[AnyComman
 
 @get("/games/{game_id:str}/seats/{seat:int}/view", security=SEAT_AUTH, responses=_errors(401, 403, 404),
      summary="The seat's view (its own hidden information only)")
-async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> Response[ViewEnvelope[AnyView]]:
+async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None,
+                    min_version: Annotated[int | None, Parameter(ge=0, description=MIN_VERSION)] = None) -> Response[ViewEnvelope[AnyView]]:
     await gw.seat_claims(_bearer(authorization), game_id, seat)
+    await gw.wait_projected(game_id, min_version)
     return _json(await gw.view(game_id, seat))
 
 
@@ -170,8 +188,10 @@ async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: 
      summary="The seat's event feed after a version (redacted for the seat)")
 async def seat_feed(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None,
                     after: Annotated[int, Parameter(ge=0)] = 0,
-                    limit: Annotated[int, Parameter(ge=1, le=1000)] = 200) -> Response[list[FeedEntry[AnyEvent]]]:
+                    limit: Annotated[int, Parameter(ge=1, le=1000)] = 200,
+                    min_version: Annotated[int | None, Parameter(ge=0, description=MIN_VERSION)] = None) -> Response[list[FeedEntry[AnyEvent]]]:
     await gw.seat_claims(_bearer(authorization), game_id, seat)
+    await gw.wait_projected(game_id, min_version)
     return _json(await gw.feed(game_id, seat, after, limit))
 
 
@@ -192,11 +212,12 @@ async def _audit_call(fn: Any, gw: GatewayService, game_id: str) -> Any:
 
 
 @get("/games/{game_id:str}/audit", responses=_errors(404, 409), summary="Audit a finished or abandoned game")
-async def public_game_audit(game_id: str, gw: GatewayService) -> Verdict:
-    """Checks the hash chain, the revealed seed against its commitment and re-decides every command."""
-    from services.audit.store import public_audit
+async def public_game_audit(game_id: str, gw: GatewayService, request: Request) -> Verdict:
+    """Checks the hash chain, the revealed seed against its commitment and re-decides every command.
 
-    return await _audit_call(public_audit, gw, game_id)
+    Runs in a worker thread (never on the event loop), cached per game, rate-limited per address."""
+    address = _address(request)
+    return await _audit_call(lambda r, settings, gid: gw.public_verdict(gid, address), gw, game_id)
 
 
 @get("/games/{game_id:str}/bundle", responses=_errors(404, 409), summary="A finished or abandoned game's bundle (questhall-bundle/1)")
@@ -339,7 +360,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
                          "stop working when this process stops and are not accepted by other replicas")
 
     async def startup(app: Litestar) -> None:
-        client = r if r is not None else connect(settings.url)
+        client = r if r is not None else connect(settings.url, max_connections=config.redis_pool)
         app.state.gw = GatewayService(client, settings, config, mets)
         app.state.own_redis = r is None
 

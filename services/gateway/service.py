@@ -12,6 +12,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+import anyio
 import msgspec
 from redis.exceptions import ResponseError
 
@@ -121,6 +122,12 @@ class GatewayService:
         self.bus = CommandBus(r, settings)
         self._titles: OrderedDict[str, str] = OrderedDict()
         self._holders: OrderedDict[str, tuple[int | None, ...]] = OrderedDict()
+        self.verdicts: OrderedDict[str, Any] = OrderedDict()
+        """Public audit verdicts of finished games (final: a finished game never changes), at most 10,000."""
+        self.audit_limiter = anyio.CapacityLimiter(2)
+        """At most two audits run at once, in worker threads (never on the event loop)."""
+        self.sockets = 0
+        self.sockets_by_address: dict[str, int] = {}
         self.receipt_keys = [SigningKey(k) for k in config.receipt_keys]
         self.keys_reply = KeysReply(receipt_keys=[PublicKey(key_id=k.key_id, public_key=k.public_key) for k in self.receipt_keys])
         self.title_infos = [
@@ -209,6 +216,21 @@ class GatewayService:
             raise ApiError(403, "admin_disabled", "Admin endpoints are disabled: QUESTHALL_ADMIN_TOKEN is not set.")
         if not token or not hmac.compare_digest(token.encode(), self.config.admin_token.encode()):
             raise ApiError(401, "admin_token_invalid", "The admin token is missing or wrong.")
+
+    async def admit(self, kind: str, who: str, limit: int, window: int = 60) -> None:
+        """Count one ``kind`` request (``create``, ``join``, ``start``, ``audit``) of ``who`` (a client
+        address or a token's seat); raises ApiError 429 ``rate_limited`` with ``Retry-After`` past
+        ``limit`` per ``window`` s. A fixed window in Redis, shared by every replica, in its own slot."""
+        slot = int(time.time() // window)
+        key = f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}:{slot}"
+        async with self.r.pipeline(transaction=False) as p:
+            p.incr(key)
+            p.expire(key, window * 2 + 1)
+            n, _ = await p.execute()
+        if n > limit:
+            retry = max(1, int((slot + 1) * window - time.time()) + 1)
+            raise ApiError(429, "rate_limited", f"At most {limit} {kind} requests per {window} s; retry in {retry} s.",
+                           headers={"Retry-After": str(retry)})
 
     async def rate_check(self, game_id: str, seat: int) -> None:
         """Count one command of ``seat``; raises ApiError 429 ``rate_limited`` past the limit.
@@ -401,6 +423,25 @@ class GatewayService:
 
     # -- read models ---------------------------------------------------------------------------
 
+    async def wait_projected(self, game_id: str, min_version: int | None) -> None:
+        """Wait (at most ``QUESTHALL_READ_WAIT`` s) until the game's read models reach ``min_version``.
+
+        Raises ApiError 400 ``bad_range``, 504 ``not_projected`` (retry the read). The version to
+        wait for is the ``version`` of the command's reply."""
+        if not min_version:
+            return
+        if not 0 <= min_version <= MAX_VERSION:
+            raise ApiError(400, "bad_range", f"min_version must be 0 to {MAX_VERSION}.")
+        deadline = time.monotonic() + self.config.read_wait
+        delay = 0.005
+        key = self.keys.rm(game_id, "applied")
+        while int(await self.r.get(key) or 0) < min_version:
+            if time.monotonic() > deadline:
+                raise ApiError(504, "not_projected", f"The read models did not reach version {min_version} in "
+                               f"{self.config.read_wait:g} s; retry the read.")
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
     async def view(self, game_id: str, seat: int | None) -> bytes:
         """The stored view envelope (JSON). Raises ApiError 404 ``game_not_found`` / ``view_not_ready``."""
         raw = await self.r.get(self.keys.view(game_id, seat))
@@ -454,6 +495,41 @@ class GatewayService:
             await self.title_of(game_id)
             raise ApiError(404, "no_result", "The game has no result: it is not finished.")
         return raw
+
+    async def public_verdict(self, game_id: str, address: str) -> Any:
+        """The audit verdict of a finished or abandoned game: rate-limited per address, computed
+        in a worker thread, cached per game. Raises ApiError 429, and what ``public_bundle`` raises."""
+        from services.audit.store import public_bundle
+        from services.audit.verify import audit_bundle
+
+        hit = self.verdicts.get(game_id)
+        if hit is not None:
+            return hit
+        await self.admit("audit", address, self.config.audit_rate)
+        bundle = await public_bundle(self.r, self.settings, game_id)
+        verdict = await anyio.to_thread.run_sync(audit_bundle, bundle, limiter=self.audit_limiter)
+        self.verdicts[game_id] = verdict
+        while len(self.verdicts) > 10_000:
+            self.verdicts.popitem(last=False)
+        return verdict
+
+    def socket_opened(self, address: str) -> str | None:
+        """Count a socket of ``address``; the reason it is refused (over a cap), else None."""
+        if self.sockets >= self.config.ws_max:
+            return f"too_many_sockets: this gateway holds {self.config.ws_max} sockets"
+        if self.sockets_by_address.get(address, 0) >= self.config.ws_per_address:
+            return f"too_many_sockets: at most {self.config.ws_per_address} sockets per address"
+        self.sockets += 1
+        self.sockets_by_address[address] = self.sockets_by_address.get(address, 0) + 1
+        return None
+
+    def socket_closed(self, address: str) -> None:
+        self.sockets -= 1
+        left = self.sockets_by_address.get(address, 1) - 1
+        if left > 0:
+            self.sockets_by_address[address] = left
+        else:
+            self.sockets_by_address.pop(address, None)
 
     # -- metrics -------------------------------------------------------------------------------
 

@@ -13,8 +13,9 @@ it receives exactly what it missed, nothing twice. Client to server: ``{"type": 
 and ``{"type": "ping"}`` (answered by ``{"type": "pong"}``).
 
 Close codes: 4400 bad ``since``, 4401 token missing/invalid/expired, 4403 token of another
-game or seat, 4404 no such game, 1009 message larger than ``QUESTHALL_WS_MAX_MESSAGE``,
-1011 internal error.
+game or seat, 4404 no such game, 4429 too many sockets (``QUESTHALL_WS_PER_ADDRESS``,
+``QUESTHALL_WS_MAX``), 1009 message larger than ``QUESTHALL_WS_MAX_MESSAGE``, 1013 Redis
+unavailable (reconnect later), 1011 internal error.
 """
 
 from __future__ import annotations
@@ -104,6 +105,11 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     except ApiError as exc:
         await socket.close(CLOSE_FOR_STATUS.get(exc.status, 4400), f"{exc.code}: {exc.message}"[:120])
         return
+    address = socket.client.host if socket.client else "unknown"
+    refused = gw.socket_opened(address)
+    if refused is not None:  # a bounded resource: per address and per gateway (docs/gateway.md)
+        await socket.close(4429, refused[:120])
+        return
     pusher = _Pusher(gw, socket, game_id, seat, int(since_raw), claims)
     gw.metrics.sockets.labels(kind=kind).inc()
     try:
@@ -114,7 +120,15 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     except WebSocketDisconnect:
         pass
     except Exception as exc:  # noqa: BLE001 - a socket must never take the gateway down
-        if not _closed(exc):
+        from services.runtime.consumer import is_connection_error
+
+        if _redis_down(exc, is_connection_error):  # Redis gone or its pool exhausted: no traceback
+            log.warning("socket_redis_unavailable", game_id=game_id, error_type=type(exc).__name__)
+            try:
+                await socket.close(1013, "unavailable: the backend store is unavailable; reconnect shortly")
+            except Exception:  # noqa: BLE001
+                pass
+        elif not _closed(exc):
             log.error("socket_failed", game_id=game_id, error_type=type(exc).__name__, exc_info=exc)
             try:
                 await socket.close(1011, "internal_error")
@@ -122,6 +136,7 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
                 pass
     finally:
         gw.metrics.sockets.labels(kind=kind).dec()
+        gw.socket_closed(address)
 
 
 async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claims: Any) -> None:
@@ -168,6 +183,12 @@ def _bearer(value: str | None) -> str | None:
     if value and value[:7].lower() == "bearer ":
         return value[7:].strip()
     return value or None
+
+
+def _redis_down(exc: BaseException, is_connection_error: Any) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_redis_down(e, is_connection_error) for e in exc.exceptions)
+    return bool(is_connection_error(exc))
 
 
 def _closed(exc: BaseException) -> bool:

@@ -81,12 +81,13 @@ async def retry_connection(fn: Any, *args: Any) -> Any:
 
 async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms: int, reap_idle_ms: int,
                   faults: set[str], beats: dict[str, float], on_error: Callable[[], None],
-                  trim: bool = False, tracker: Tracker | None = None, inflight: str | None = None) -> None:
+                  trim: bool | str = False, tracker: Tracker | None = None, inflight: str | None = None) -> None:
     """Serve ``rd`` until cancelled (see the module docstring). ``beats[stream]`` is the liveness beat.
 
     ``faults``: test hook; ``hang_after_read`` hangs while holding the entries just read.
     ``tracker``: hooks around handling (:class:`Tracker`); ``inflight``: the in-flight index
-    cleaned when the stream is trimmed.
+    cleaned when the stream is trimmed. ``trim``: True trims below the one group's needs
+    (command streams), ``"groups"`` below every group's (partition logs), every 60 s.
     """
     in_hand: dict[str, None] = {}  # ids being handled, in order (an ordered set)
     async with anyio.create_task_group() as tg:
@@ -131,7 +132,9 @@ async def _loop(rd: GroupReader, handle: Handler, in_hand: dict[str, None], trac
             if time.monotonic() - last_reap >= 60:
                 last_reap = time.monotonic()
                 await rd.reap(reap_idle_ms)
-                if trim:
+                if trim == "groups":  # a stream several groups read (a partition log)
+                    await rd.trim_below_groups()
+                elif trim:
                     await rd.trim_acked(inflight)
             entries = await rd.read()
             if entries:

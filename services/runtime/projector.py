@@ -94,14 +94,28 @@ class Projector:
         async with anyio.create_task_group() as tg:
             for rd in readers:
                 tg.start_soon(self._serve, rd)
+            if 0 in self.partitions:  # one sweeper per deployment's partition 0 owner(s)
+                tg.start_soon(self._sweep)
             task_status.started()
+
+    async def _sweep(self) -> None:
+        """Every minute: expire games never started (services/runtime/janitor.py)."""
+        from services.runtime.janitor import expire_lobby, lobby_ttl
+
+        ttl = lobby_ttl()
+        while ttl > 0:
+            await anyio.sleep(60)
+            try:
+                await expire_lobby(self.r, self.settings, ttl)
+            except Exception as exc:  # noqa: BLE001 - a sweep never stops the projector
+                log.warning("lobby_sweep_failed", error_type=type(exc).__name__)
 
     async def _serve(self, rd: GroupReader) -> None:
         async def handle(rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
             await self._entry_isolated(rd, mid, fields)
 
         await consume(rd, handle, service="projector", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
-                      faults=self.faults, beats=self.beats, on_error=self.cache.clear)
+                      faults=self.faults, beats=self.beats, on_error=self.cache.clear, trim="groups")
 
     async def _entry_isolated(self, rd: GroupReader, mid: str, fields: dict) -> None:
         """One log entry; an entry that cannot be applied stays pending (reclaimed later) and is

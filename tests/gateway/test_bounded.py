@@ -1,0 +1,250 @@
+"""Bounded resources (issue 13): admission limits, socket caps, reads after writes, the public
+audit's cache and limit, rejected outcomes that expire, partition logs trimmed, destructive CLI
+commands that need a named Redis, deployments that carry their keys (real Redis, real sockets)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from schemas.envelope import Rejected
+from services.adapters.client import BusClient
+from services.adapters.redis_store import GroupReader, Settings, connect
+from services.cli import app
+from services.sdk import Gateway, GatewayError, play_bot_game
+from tests.gateway.conftest import Running, make_config, run_gateway
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+
+
+@pytest.fixture(scope="module")
+def tight(redis_url: str) -> Iterator[Running]:
+    settings = Settings(url=redis_url, namespace=f"gb{uuid.uuid4().hex[:10]}", partitions=2)
+    yield from run_gateway(settings, make_config(admit_creates=4, admit_joins=1000, admit_starts=1000, audit_rate=2,
+                                                 ws_per_address=3, ws_max=1000, read_wait=0.3))
+
+
+def test_admission_limits_sockets_reads_and_the_public_audit(tight):
+    import random
+
+    from websockets.asyncio.client import connect as ws_connect
+    from websockets.exceptions import ConnectionClosed
+
+    async def main():
+        async with Gateway(tight.url) as gw:
+            gid, final, _ = await play_bot_game(gw, "orion_duel", 2, random.Random(3))  # creates: 1
+            g2 = await gw.create("questeros", 2)
+            g3 = await gw.create("questeros", 2)
+            await gw.create("questeros", 2)  # creates: 4, the limit
+            with pytest.raises(GatewayError) as e:
+                await gw.create("questeros", 2)
+            assert (e.value.status, e.value.code) == (429, "rate_limited") and e.value.retry_after >= 1
+            # reads after writes: the reply's version is the one to wait for
+            a = await gw.join(g2.game_id, "A")
+            b = await gw.join(g2.game_id, "B")
+            out = await a.start()
+            env = await a.view(min_version=out.version)
+            assert env["version"] >= out.version
+            assert (await gw.spectator_view(g2.game_id, min_version=out.version))["version"] >= out.version
+            with pytest.raises(GatewayError) as e:
+                await b.view(min_version=out.version + 1000)
+            assert (e.value.status, e.value.code) == (504, "not_projected")
+            # sockets: at most 3 per address; the 4th is closed with 4429, no traceback
+            url = f"{gw.ws_url}/v1/games/{g3.game_id}/ws"
+            opened = [await ws_connect(url) for _ in range(3)]
+            extra = await ws_connect(url)
+            with pytest.raises(ConnectionClosed) as ce, anyio.fail_after(30):
+                while True:
+                    await extra.recv()
+            assert ce.value.rcvd.code == 4429
+            for s in opened:
+                await s.close()
+            await extra.close()
+            with anyio.fail_after(30):  # closed sockets free their places (once the gateway saw the close)
+                while True:
+                    again = await ws_connect(url)
+                    try:
+                        await again.send('{"type":"ping"}')
+                        while (await again.recv()) != '{"type":"pong"}':
+                            pass
+                        break
+                    except ConnectionClosed:
+                        await anyio.sleep(0.05)
+                    finally:
+                        await again.close()
+            # the public audit: cached per finished game, rate-limited per address
+            assert final["status"] == "finished"
+            v1 = await gw.audit(gid)
+            assert v1["status"] == "valid"
+            for _ in range(5):  # cached: not counted
+                assert await gw.audit(gid) == v1
+            await b.submit({"type": "abandon"})  # a forfeit: g2 is finished
+            await a.wait_view((await a.head())["version"])
+            assert (await gw.audit(g2.game_id))["status"] == "valid"
+            g4 = await gw.join(g3.game_id, "C")
+            await gw.join(g3.game_id, "D")
+            await g4.submit({"type": "abandon"})  # in the lobby: abandoned
+            with pytest.raises(GatewayError) as e:
+                with anyio.fail_after(10):
+                    while True:
+                        try:
+                            await gw.audit(g3.game_id)
+                        except GatewayError as exc:
+                            if exc.code == "game_not_over":
+                                await anyio.sleep(0.02)
+                                continue
+                            raise
+            assert (e.value.status, e.value.code) == (429, "rate_limited")
+
+    anyio.run(main)
+
+
+def test_rejections_expire_and_partition_logs_are_trimmed(tight):
+    s = tight.settings
+
+    async def main():
+        r = connect(s.url)
+        try:
+            c = BusClient(r, s)
+            gid = await c.create("questeros", 2)
+            out = await c.submit("questeros", gid, __import__("schemas.envelope", fromlist=["StartGame"]).StartGame(), 0)
+            assert isinstance(out, Rejected)
+            ttl = await r.ttl(s.keys.outcome(gid, out.command_id))
+            assert 0 < ttl <= s.rejected_ttl == 86400
+            assert await r.ttl(s.keys.game(gid, "meta")) == -1  # the game itself is kept
+            p = s.keys.partition(gid)
+            log = s.keys.log(p)
+            with anyio.fail_after(10):  # the projector acknowledged the create
+                while (await r.xpending(log, "projector"))["pending"] or (await r.xinfo_groups(log))[0].get("lag"):
+                    await anyio.sleep(0.02)
+            assert await r.xlen(log) >= 1
+            await GroupReader(r, log, "projector", "probe").trim_below_groups()
+            assert await r.xlen(log) <= 1  # below the last delivered entry: only it is kept
+            await c.wait_projected(gid, 1)
+        finally:
+            await r.aclose()
+
+    anyio.run(main)
+
+
+def test_rebuild_needs_a_named_redis_and_replicas_need_their_keys(tight, tmp_path, monkeypatch):
+    import services.cli as cli
+
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setattr(cli, "URL_FILE", tmp_path / "no-url")
+    runner = CliRunner()
+    res = runner.invoke(app, ["rebuild"])
+    assert res.exit_code == 2 and "--redis" in res.output, res.output
+    monkeypatch.setenv("QUESTHALL_NAMESPACE", tight.settings.namespace)
+    monkeypatch.setenv("QUESTHALL_PARTITIONS", str(tight.settings.partitions))
+    res = runner.invoke(app, ["rebuild", "--redis", tight.settings.url])
+    assert res.exit_code == 0 and "Rebuilt" in res.output, res.output
+    for var in ("QUESTHALL_TOKEN_KEYS", "QUESTHALL_RECEIPT_KEYS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("QUESTHALL_REPLICAS", "2")
+    res = runner.invoke(app, ["gateway", "--port", "0"])
+    assert res.exit_code == 2 and "QUESTHALL_TOKEN_KEYS" in res.output and "QUESTHALL_RECEIPT_KEYS" in res.output
+
+
+def test_deployments_set_the_keys_from_a_secret():
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    env = compose["services"]["gateway"]["environment"]
+    assert env["QUESTHALL_TOKEN_KEYS"].startswith("${QUESTHALL_TOKEN_KEYS:?")
+    assert env["QUESTHALL_RECEIPT_KEYS"].startswith("${QUESTHALL_RECEIPT_KEYS:?")
+    docs = list(yaml.safe_load_all((DEPLOY / "k8s" / "base" / "gateway.yaml").read_text()))
+    dep = next(d for d in docs if d["kind"] == "Deployment")
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    assert {"secretRef": {"name": "questhall-keys"}} in c["envFrom"]
+    assert {"name": "QUESTHALL_REPLICAS", "value": str(dep["spec"]["replicas"])} in c["env"]
+
+
+def test_finished_games_are_archived_and_restored_byte_for_byte(tight, monkeypatch):
+    import random
+
+    from services.audit.archive import archive_key, game_bytes
+    from services.kernel import get_title
+
+    s = tight.settings
+
+    async def dump(r, gid):
+        k = s.keys
+        out = {}
+        for key in [k.game(gid, p) for p in ("events", "commands")] + [k.feed(gid, seat) for seat in (0, 1, None)]:
+            out[key] = await r.xrange(key)
+        for key in (k.game(gid, "meta"), k.game(gid, "secret"), k.lobby_game(gid)):
+            out[key] = await r.hgetall(key)
+        for key in [k.view(gid, seat) for seat in (0, 1, None)] + [k.rm(gid, "applied"), k.result(gid)]:
+            out[key] = await r.get(key)
+        return out
+
+    async def play():  # on the bus (the gateway's create limit is spent by another test)
+        from services.local.demo import TitleStats
+        from services.local.demo import play_bot_game as bus_game
+
+        r = connect(s.url)
+        try:
+            c, stats = BusClient(r, s), TitleStats()
+            await bus_game(c, "orion_duel", 2, random.Random(11), stats)
+            gid = stats.game_ids[0]
+            await c.wait_projected(gid, int(await r.hget(s.keys.game(gid, "meta"), "version")))
+            return gid
+        finally:
+            await r.aclose()
+
+    async def measure(gid):
+        r = connect(s.url)
+        try:
+            return await dump(r, gid), await game_bytes(r, s, gid), await r.memory_usage(archive_key(s, gid), samples=0), \
+                await r.sismember(s.keys.games(s.keys.partition(gid)), gid)
+        finally:
+            await r.aclose()
+
+    gid = anyio.run(play)
+    before, live, _, _ = anyio.run(measure, gid)
+    monkeypatch.setenv("REDIS_URL", s.url)
+    monkeypatch.setenv("QUESTHALL_NAMESPACE", s.namespace)
+    monkeypatch.setenv("QUESTHALL_PARTITIONS", str(s.partitions))
+    res = CliRunner().invoke(app, ["archive", "--game", gid])
+    assert res.exit_code == 0, res.output
+    _, left, archived, member = anyio.run(measure, gid)
+    assert left == 0 and not member and archived < live / 3, (live, archived)
+    res = CliRunner().invoke(app, ["restore", gid])
+    assert res.exit_code == 0, res.output
+    after, _, gone, member = anyio.run(measure, gid)
+    assert after == before and member and gone is None  # byte for byte
+    assert CliRunner().invoke(app, ["audit", gid]).exit_code == 0
+    assert get_title("orion_duel")
+
+
+def test_games_never_started_expire_from_the_lobby(tight):
+    from services.runtime.janitor import expire_lobby
+
+    s = tight.settings
+
+    async def main():
+        r = connect(s.url)
+        try:
+            c = BusClient(r, s)
+            gid = await c.create("questeros", 2)
+            started, _ = await c.setup("questeros", 2)
+            await c.wait_projected(gid, 1)
+            created = int((await r.hget(s.keys.lobby_game(gid), "created_at")).decode())
+            assert await expire_lobby(r, s, 86400, now_ms=created + 1000) == []  # not yet
+            sent = await expire_lobby(r, s, 86400, now_ms=created + 86_400_000 + 1000)
+            assert gid in sent and started not in sent
+            await c.wait_projected(gid, 3)
+            env = await c.view(gid, None)
+            assert env["status"] == "abandoned"
+            feed = await c.feed(gid, None)
+            assert feed[-2]["body"] == {"type": "game_abandoned", "seat": None, "reason": "expired: not started within 24 h"}
+            assert gid not in [m.decode() for m in await r.zrange(s.keys.lobby_index("questeros", "lobby"), 0, -1)]
+        finally:
+            await r.aclose()
+
+    anyio.run(main)
