@@ -23,6 +23,7 @@ from rich.table import Table
 from schemas.envelope import Accepted, StartGame
 from services.adapters.client import BusClient
 from services.adapters.redis_store import EventStore, Settings, connect
+from services.gateway.config import GatewayConfig
 from services.gateway.server import gateway_running
 from services.kernel import codec, get_title, titles
 from services.kernel import game as lifecycle
@@ -33,6 +34,11 @@ from services.sdk import Gateway
 MAX_MOVES = 20_000
 SDK_SHARE = 4
 """Every SDK_SHARE-th game of a title is played through the gateway (HTTP + WebSocket)."""
+
+def _demo_gateway() -> GatewayConfig:
+    """The demo's own gateway on loopback: one client address plays every SDK game, so the
+    per-address admission limits (docs/gateway.md) are lifted for it."""
+    return GatewayConfig(admit_creates=1_000_000, admit_joins=1_000_000, admit_starts=1_000_000)
 
 
 @dataclass
@@ -189,7 +195,7 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
     rebuild_ok = False
     started = time.monotonic()
     try:
-        async with services_running(settings, r=r), gateway_running(settings, services=False, r=r) as port:
+        async with services_running(settings, r=r), gateway_running(settings, _demo_gateway(), services=False, r=r) as port:
             client = BusClient(r, settings)
             sdk_client = Gateway(f"http://127.0.0.1:{port}")
             console.print(f"Gateway on http://127.0.0.1:{port}: every {SDK_SHARE}th game is played through it with the SDK.")

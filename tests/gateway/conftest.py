@@ -30,7 +30,8 @@ class Running:
 
 def make_config(**kw) -> GatewayConfig:
     base = dict(token_keys=KEYS, admin_token=ADMIN, token_ttl=3600, max_body=16384, ws_max_message=8192,
-                rate_per_seat=1000, rate_window=1, command_timeout=10.0)
+                rate_per_seat=1000, rate_window=1, command_timeout=10.0,
+                admit_creates=100_000, admit_joins=100_000, admit_starts=100_000, audit_rate=100_000)
     base.update(kw)
     return GatewayConfig(**base)
 
