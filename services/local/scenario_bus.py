@@ -18,7 +18,7 @@ from schemas.envelope import Accepted, Outcome, Rejected
 from services.adapters.client import BusClient, new_id
 from services.adapters.redis_store import Settings, connect
 from services.kernel import codec
-from services.local.scenario import Report, Scenario, StepReport, load, play
+from services.local.scenario import Report, Scenario, ScenarioError, load, load_failure, play
 from services.runtime.serve import services_running
 
 
@@ -53,9 +53,9 @@ class BusDriver:
 async def run_files(paths: list[str | Path], url: str, on_step: Any = None, on_scenario: Any = None) -> list[Report]:
     """Play every scenario file through Redis at ``url``; returns one Report per file.
 
-    A file that does not load gives a Report with one failed step naming the error.
+    A file that does not load gives a Report with one failed step naming the error; a scenario
+    whose scripted chance cannot be honoured fails at that step; either way the other files run.
     """
-    from services.local.scenario import ScenarioError
 
     settings = Settings(url=url, namespace=f"qh-scn-{uuid.uuid4().hex[:8]}", partitions=2)
     overrides: dict[str, Any] = {}
@@ -70,15 +70,12 @@ async def run_files(paths: list[str | Path], url: str, on_step: Any = None, on_s
                 try:
                     sc = load(path)
                 except ScenarioError as exc:
-                    rep = Report(Scenario(format="", title="", name=str(path), seats=0, path=str(path)))
-                    rep.steps.append(StepReport(-1, "load", False, str(exc)))
-                    reports.append(rep)
-                    if on_scenario:
-                        on_scenario(rep)
-                    continue
-                gid = new_id("scn")
-                overrides[gid] = sc.scripted_chance()
-                rep = await play(sc, BusDriver(client, sc, gid, clocks), on_step)
+                    rep = load_failure(path, str(exc))
+                else:
+                    gid = new_id("scn")
+                    overrides[gid] = sc.scripted_chance()
+                    rep = await play(sc, BusDriver(client, sc, gid, clocks), on_step)
+                    overrides.pop(gid, None)
                 reports.append(rep)
                 if on_scenario:
                     on_scenario(rep)

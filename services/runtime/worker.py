@@ -29,7 +29,7 @@ from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
-from services.kernel.errors import Rejection
+from services.kernel.errors import ChanceExhausted, Rejection
 from services.kernel.hashing import command_hash
 from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
@@ -210,6 +210,9 @@ class Worker:
             cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else now_ms())  # the time rides in the command
             try:
                 bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
+            except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
+                await refuse("chance_unhonoured", f"The scripted chance cannot be honoured: {exc}.", game.version)
+                return
             except Rejection as rej:
                 if await refuse(rej.code, rej.message, game.version, decided_at=game.version, decided_hash=game.last_hash):
                     return

@@ -48,11 +48,18 @@ class QuestsOverCoffee(Title[QocState]):
     event_types = EVENT_TYPES
 
     def check_options(self, options: QocOptions, seats: int) -> None:
-        """Raises Rejection ``bad_options``: mode vs seat count, unknown player side."""
+        """Raises Rejection ``bad_options``: mode vs seat count, unknown player side(s), a bad Quest Board choice."""
         if options.mode is not None and SEATS_BY_MODE[options.mode] != seats:
             raise Rejection("bad_options", f"Mode {options.mode} is played with {SEATS_BY_MODE[options.mode]} seat(s), not {seats}.")
         if options.player_side not in rules.PACK.sides:
             raise Rejection("bad_options", f"Player card side must be one of {sorted(rules.PACK.sides)}.")
+        if options.player_sides:
+            if len(options.player_sides) != seats:
+                raise Rejection("bad_options", f"player_sides names one side per seat ({seats}), not {len(options.player_sides)}.")
+            bad = [sd for sd in options.player_sides if sd not in rules.PACK.sides]
+            if bad:
+                raise Rejection("bad_options", f"Player card side must be one of {sorted(rules.PACK.sides)}, not {bad[0]!r}.")
+        rules.check_board_quests(options)
 
     def initial_state(self, options: QocOptions, seats: int) -> QocState:
         return rules.initial_state(options, seats)
