@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import msgspec
 
-from schemas.envelope import Accepted, AnswerUndo, CreateGame, JoinSeat, Rejected, RequestUndo, StartGame
+from schemas.envelope import (
+    Accepted,
+    AnswerUndo,
+    CreateGame,
+    JoinSeat,
+    Rejected,
+    RequestUndo,
+    StartGame,
+)
 from services.audit.verify import audit_bundle, bundle_of
 from services.kernel import game as lifecycle
 from services.kernel import get_title
