@@ -182,7 +182,22 @@ async def play(url: str, *, title: str | None, seats: int | None, name: str, gam
             await _start_when_full(gw, me, out)
             code = await Terminal(me, title, out, read_line or stdin_line, rng).run()
             tg.cancel_scope.cancel()
+        await _keep_receipts(gw, game_id, out)
         return code
+
+
+async def _keep_receipts(gw: Gateway, game_id: str, out: Callable[[str], None]) -> None:
+    """Write the receipts this terminal got to ``$QUESTHALL_DATA/receipts/<game>.json`` (docs/fairness.md)."""
+    import os
+    from pathlib import Path
+
+    path = Path(os.environ.get("QUESTHALL_DATA", ".questhall")) / "receipts" / f"{game_id}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        await gw.save_receipts(game_id, path)
+    except (OSError, GatewayError):
+        return
+    out(f"Receipts kept in {path} (questhall audit --file BUNDLE --receipts {path}).")
 
 
 async def stdin_line() -> str:

@@ -248,3 +248,57 @@ def test_games_never_started_expire_from_the_lobby(tight):
             await r.aclose()
 
     anyio.run(main)
+
+
+def test_an_exhausted_redis_pool_is_503_and_close_1013_without_tracebacks(redis_url, capfd):
+    """A gateway whose Redis pool (QUESTHALL_REDIS_POOL) is full: HTTP reads answer 503
+    ``unavailable``, new sockets are closed with 1013, and no traceback is logged."""
+    import anyio.from_thread
+    from websockets.asyncio.client import connect as ws_connect
+    from websockets.exceptions import ConnectionClosed
+
+    from services.gateway.server import gateway_running
+    from services.runtime.serve import services_running
+
+    settings = Settings(url=redis_url, namespace=f"gp{uuid.uuid4().hex[:10]}", partitions=2)
+
+    async def setup():
+        async with services_running(settings, titles=["questeros"]) as s:
+            c = BusClient(s["redis"], settings)
+            gid = await c.create("questeros", 2)
+            await c.wait_projected(gid, 1)
+            return gid
+
+    gid = anyio.run(setup)
+    with anyio.from_thread.start_blocking_portal() as portal:
+        cm = gateway_running(settings, make_config(redis_pool=3), services=False)
+        with portal.wrap_async_context_manager(cm) as port:
+            async def main():
+                url = f"ws://127.0.0.1:{port}/v1/games/{gid}/ws"
+                held = [await ws_connect(url) for _ in range(3)]  # each holds a connection in XREAD BLOCK
+                await anyio.sleep(0.5)
+                async with Gateway(f"http://127.0.0.1:{port}") as gw:
+                    codes = set()
+                    for _ in range(5):
+                        try:
+                            await gw.game(gid)
+                        except GatewayError as exc:
+                            codes.add((exc.status, exc.code))
+                    assert (503, "unavailable") in codes, codes
+                closes = []
+                for s in held:
+                    try:
+                        with anyio.fail_after(5):
+                            while True:
+                                await s.recv()
+                    except ConnectionClosed as exc:
+                        closes.append(exc.rcvd.code if exc.rcvd else None)
+                    except TimeoutError:
+                        closes.append("open")
+                    await s.close()
+                return closes
+
+            closes = portal.call(main)
+    logs = "".join(capfd.readouterr())
+    assert "Traceback" not in logs, logs[-2000:]
+    assert set(closes) <= {1013, "open"}, closes
