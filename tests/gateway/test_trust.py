@@ -179,3 +179,27 @@ async def _lobby(gw, gid):
 
 
 assert ROOT.exists()
+
+
+def test_the_worker_refuses_unsigned_and_badly_signed_commands_of_a_keyed_seat(gateway):
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            g = await gw.create("questeros", 2)
+            a, b = await gw.join(g.game_id, "A"), await gw.join(g.game_id, "B", seat_key=False)
+            assert a.key is not None and b.key is None
+            head = await a.head()
+            path = f"/games/{g.game_id}/seats/0/commands"
+            with pytest.raises(GatewayError) as e:  # no signature
+                await gw.request("POST", path, token=a.token, body={"command": {"type": "start"}})
+            assert (e.value.status, e.value.code) == (409, "signature_required")
+            forged = a.sign({"type": "start"}, head["version"] + 1)  # signed at another version
+            with pytest.raises(GatewayError) as e:
+                await gw.request("POST", path, token=a.token, body={"command": {"type": "start"}, "signature": forged,
+                                                                      "expected_version": head["version"]})
+            assert (e.value.status, e.value.code) == (409, "bad_signature"), e.value
+            out = await a.start()  # the SDK signs at the head
+            assert out.version > head["version"] and out.receipt is not None
+            keys = await gw.keys()
+            assert out.receipt.key_id in {k["key_id"] for k in keys}
+
+    anyio.run(main)
