@@ -98,10 +98,12 @@ if not existing and ARGV[7] ~= '' then
 end
 if existing then
   out = existing
-elseif tonumber(ARGV[9] or '0') > 0 then
-  redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[9]))
 else
-  redis.call('SET', KEYS[1], ARGV[3])
+  if tonumber(ARGV[9] or '0') > 0 then
+    redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[9]))
+  else
+    redis.call('SET', KEYS[1], ARGV[3])
+  end
   if ARGV[5] ~= '' then
     redis.call('XADD', KEYS[4], '*', 'c', ARGV[5], 'error', ARGV[6], 'id', ARGV[2])
   end

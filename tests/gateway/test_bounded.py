@@ -232,8 +232,12 @@ def test_games_never_started_expire_from_the_lobby(tight):
         try:
             c = BusClient(r, s)
             gid = await c.create("questeros", 2)
-            started, _ = await c.setup("questeros", 2)
+            started, sv = await c.setup("questeros", 2)
             await c.wait_projected(gid, 1)
+            await c.wait_projected(started, sv)
+            with anyio.fail_after(10):  # the lobby read model (its own slot) has seen the start too
+                while (await r.hget(s.keys.lobby_game(started), "status")) != b"active":
+                    await anyio.sleep(0.02)
             created = int((await r.hget(s.keys.lobby_game(gid), "created_at")).decode())
             assert await expire_lobby(r, s, 86400, now_ms=created + 1000) == []  # not yet
             sent = await expire_lobby(r, s, 86400, now_ms=created + 86_400_000 + 1000)
