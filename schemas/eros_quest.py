@@ -12,10 +12,27 @@ from __future__ import annotations
 
 from typing import Literal
 
+import msgspec
+
 from schemas.base import Command, Event, Options, Record
 
 # ---------------------------------------------------------------------------------------------
 # Options
+
+
+class Practice(Options):
+    """A practice start (E9): the adventure begins at Epic ``epic`` with this play area and hand;
+    the Epics before it count as completed; every other Class card is shuffled into the deck.
+    For learning one Encounter and for the rulebook's Combat Example; the result says "practice"."""
+
+    epic: str
+    blades: list[str] = msgspec.field(default_factory=lambda: ["b1"])
+    staves: list[str] = msgspec.field(default_factory=lambda: ["s1"])
+    orbs: list[str] = msgspec.field(default_factory=lambda: ["o1", "o2", "o3"])
+    used: list[str] = []
+    """Play-area cards that start Used (Cups 1-10 included)."""
+    hand: list[str] = []
+    allies: list[str] = []
 
 
 class ErosQuestOptions(Options):
@@ -23,6 +40,8 @@ class ErosQuestOptions(Options):
 
     difficulty: Literal[0, 1, 2] = 0
     """Rulebook "Difficulty": 1 shuffles the 3 of Orbs into the deck, 2 the 3 and the 2 of Orbs."""
+    practice: Practice | None = None
+    """A practice start (ignores ``difficulty``); None for the adventure as the rulebook sets it up."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,12 +134,18 @@ ErosQuestCommand = Develop | Purchase | Choose | Forget | Learn | Encounter | Re
 
 
 class AdventureSetUp(Event, tag="eros_quest.adventure_set_up"):
-    """Solo Game Setup. ``deck`` (top first) is secret: redacted to [] in every feed."""
+    """Solo Game Setup. ``deck`` (top first) is secret: redacted to [] in every feed. The
+    practice fields are empty for a rulebook setup."""
 
     orbs: list[str]
     hand: list[str]
     deck: list[str]
     deck_count: int
+    blades: list[str] = msgspec.field(default_factory=lambda: ["b1"])
+    staves: list[str] = msgspec.field(default_factory=lambda: ["s1"])
+    used: list[str] = []
+    allies: list[str] = []
+    completed: list[str] = []
 
 
 class CardDeveloped(Event, tag="eros_quest.card_developed"):

@@ -307,7 +307,9 @@ def titles() -> None:
 
     for name, t in sorted(all_titles().items()):
         opts = msgspec.to_builtins(t.options_type())
-        console.print(f"{name}: {t.display_name}, {t.min_seats}-{t.max_seats} seats, options {opts}")
+        seats = f"{t.min_seats} seat" if t.min_seats == t.max_seats == 1 else f"{t.min_seats}-{t.max_seats} seats"
+        label = f" ({t.seats_label})" if t.seats_label else ""
+        console.print(f"{name}: {t.display_name}, {seats}{label}, options {opts}")
 
 
 @app.command()

@@ -7,4 +7,5 @@ from services.games import (
 )
 from services.games.questeros import (
     eros,  # noqa: F401  (Ero's Quest, title eros_quest)
+    fate,  # noqa: F401  (the Fate Deck, title fate_deck)
 )

@@ -32,11 +32,16 @@ class ErosQuest(Title[EState]):
     command_types = COMMAND_TYPES
     event_types = EVENT_TYPES
 
+    def check_options(self, options: ErosQuestOptions, seats: int) -> None:
+        """Raises Rejection ``bad_options`` for an impossible practice start."""
+        if options.practice is not None:
+            rules.check_practice(options.practice)
+
     def initial_state(self, options: ErosQuestOptions, seats: int) -> EState:
-        return rules.initial_state()
+        return rules.initial_state(options.practice is not None)
 
     def setup(self, options: ErosQuestOptions, seats: int, chance) -> list[Event]:
-        return rules.setup(options.difficulty, chance)
+        return rules.setup(options.difficulty, chance, options.practice)
 
     def decide(self, state: EState, seat: int, command: Command, chance) -> list[Event]:
         return rules.decide(state, seat, command, chance)

@@ -118,11 +118,12 @@ class EState(Record):
     fight: Fight | None = None
     won: bool | None = None
     reason: str = ""
+    practice: bool = False
 
 
-def initial_state() -> EState:
-    """The state before setup."""
-    return EState()
+def initial_state(practice: bool = False) -> EState:
+    """The state before setup (``practice``: a practice start, E9)."""
+    return EState(practice=practice)
 
 
 def canonical(cards: Iterable[str]) -> list[str]:
@@ -135,13 +136,43 @@ def setup_orbs(difficulty: int) -> list[str]:
     return [f"o{v}" for v in range(1, 4 - difficulty)]
 
 
-def setup(difficulty: int, chance) -> list[Event]:
-    """Solo Game Setup: the play area, the shuffled 41-card deck (42-43 with difficulty), a hand of 5."""
+def setup(difficulty: int, chance, practice=None) -> list[Event]:
+    """Solo Game Setup: the play area, the shuffled 41-card deck (42-43 with difficulty), a hand
+    of 5 (the deck's first 5 cards). A ``practice`` start (E9) places its play area and hand and
+    shuffles every other Class card into the deck."""
+    if practice is not None:
+        placed = {*practice.blades, *practice.staves, *practice.orbs, *HEALTH, *practice.hand, *practice.allies}
+        cards = [c for c in ORDER if CARDS[c].kind == "class" and c not in placed]
+        deck = chance.shuffle(cards)
+        first = int(practice.epic[1:])
+        return [AdventureSetUp(orbs=list(practice.orbs), hand=canonical(practice.hand), deck=deck, deck_count=len(deck),
+                               blades=list(practice.blades), staves=list(practice.staves), used=canonical(practice.used),
+                               allies=list(practice.allies), completed=[f"e{v}" for v in range(1, first)])]
     orbs = setup_orbs(difficulty)
     in_play = {"b1", "s1", *orbs, *HEALTH}
     cards = [c for c in ORDER if CARDS[c].kind == "class" and c not in in_play]
     deck = chance.shuffle(cards)
     return [AdventureSetUp(orbs=orbs, hand=canonical(deck[:HAND]), deck=deck[HAND:], deck_count=len(deck) - HAND)]
+
+
+def check_practice(p) -> None:
+    """Raise Rejection ``bad_options`` unless ``p`` is a possible play area (E9)."""
+    def bad(why: str) -> Rejection:
+        return Rejection("bad_options", f"practice: {why}.")
+    if p.epic not in PACK:
+        raise bad("epic is one of e1..e21")
+    for st, cards in (("blades", p.blades), ("staves", p.staves), ("orbs", p.orbs)):
+        want = [f"{st[0]}{v}" for v in range(1, len(cards) + 1)]
+        if cards != want or len(cards) > 10 or (st != "orbs" and not cards):
+            raise bad(f"{st} is a stack 1, 2, ... (at most 10) in order, e.g. {want or [st[0] + '1']}")
+    every = [*p.blades, *p.staves, *p.orbs, *p.hand, *p.allies]
+    if any(c not in CARDS or CARDS[c].kind != "class" for c in every) or len(set(every)) != len(every) or set(every) & set(HEALTH):
+        raise bad("hand and allies are distinct Class cards, not in the play area nor Cups 1-10")
+    area = {*p.blades, *p.staves, *p.orbs, *HEALTH} - {"s1"}
+    if any(c not in area for c in p.used) or len(set(p.used)) != len(p.used):
+        raise bad("used names play-area cards (never the 1 of Staves), once each")
+    if any(CARDS[c].value > 10 for c in p.allies):
+        raise bad("an Ally is a card of 1-10")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,8 +368,9 @@ def _encounter(s: EState, enc: EncounterCard, cmd: Encounter, chance) -> list[Ev
         if cmd.orbs or len(cmd.cards) > 1:
             raise Rejection("bad_choice", f"{enc.name}: place at most one card as an Ally.")
         _in_hand(s, cmd.cards)
-        if cmd.cards and CARDS[cmd.cards[0]].cls not in p["classes"]:
-            raise Rejection("requirement_not_met", f"{enc.name}'s Ally is a {' or '.join(p['classes'])} card.")
+        if cmd.cards and (CARDS[cmd.cards[0]].cls not in p["classes"] or CARDS[cmd.cards[0]].value > 10):
+            raise Rejection("requirement_not_met",
+                            f"{enc.name}'s Ally is a {' or '.join(p['classes'])} card of 1-10 (court cards serve only RECOVER and the Bonus).")
     out = [faced] + ([AllyPlaced(card=cmd.cards[0])] if enc.require == "ally" and cmd.cards else [])
     out.append(EncounterCompleted(epic=enc.epic, pile=enc.pile))
     return out + _rewards(s, enc, out, chance)
@@ -461,8 +493,9 @@ def evolve(s: EState, ev: Event) -> EState:
     rep = msgspec.structs.replace
     s = rep(s, bonus=())  # a bonus Develop is "immediately" after the gain, or never
     if isinstance(ev, AdventureSetUp):
-        return rep(s, phase="turn", turn=1, orbs=tuple(ev.orbs), blades=("b1",), staves=("s1",),
-                   hand=tuple(ev.hand), deck=tuple(ev.deck))
+        return rep(s, phase="turn", turn=1, orbs=tuple(ev.orbs), blades=tuple(ev.blades), staves=tuple(ev.staves),
+                   hand=tuple(ev.hand), deck=tuple(ev.deck), used=tuple(ev.used), allies=tuple(ev.allies),
+                   completed=tuple(ev.completed), epics=_minus(s.epics, ev.completed))
     if isinstance(ev, CardDeveloped):
         st = ev.stack if ev.stack in STACKS else "blades"
         acts = s.actions if ev.bonus else s.actions + ("develop",)
@@ -630,6 +663,9 @@ def status(s: EState):
     if s.phase != "over":
         return None
     done = len(s.completed) + (1 if s.aside else 0)
+    if s.practice:
+        return Result(winners=[0] if s.won else [], scores=[float(done)],
+                      summary=f"Practice: Ero {'wins' if s.won else 'loses'} ({s.reason}) on turn {s.turn}.")
     if s.won:
         return Result(winners=[0], scores=[float(done)], summary=f"Ero defeats the Dragon on turn {s.turn}.")
     why = "the Cups could not take a hit" if s.reason == "ero_fell" else "the deck ran out"

@@ -54,7 +54,8 @@ def redact(ev: Event, seat: int | None) -> Event | None:
     """``ev`` as ``seat`` may see it: the deck order never; hand cards only to the player."""
     me = seat == 0
     if isinstance(ev, AdventureSetUp):
-        return AdventureSetUp(orbs=ev.orbs, hand=ev.hand if me else [], deck=[], deck_count=ev.deck_count)
+        return AdventureSetUp(orbs=ev.orbs, hand=ev.hand if me else [], deck=[], deck_count=ev.deck_count, blades=ev.blades,
+                              staves=ev.staves, used=ev.used, allies=ev.allies, completed=ev.completed)
     if isinstance(ev, DiscardReturned) and ev.shuffled:
         return DiscardReturned(cards=[], count=ev.count, shuffled=True)
     if me:
