@@ -22,7 +22,7 @@ from schemas.eros_quest import (
     PlayCard,
 )
 from services.games.questeros.eros.encounters import PACK
-from services.games.questeros.eros.rules import EState, canonical, legal_commands, to_move
+from services.games.questeros.eros.rules import EState, canonical, legal_commands
 
 
 def view(s: EState, seat: int | None) -> ErosQuestView:

@@ -35,7 +35,7 @@ from schemas.fate_deck import (
     SessionEnded,
     SessionOpened,
 )
-from services.games.questeros.fate.meanings import CARDS, ORDER
+from services.games.questeros.fate.meanings import ORDER
 from services.kernel import Rejection
 
 INDEX = {c: i for i, c in enumerate(ORDER)}
