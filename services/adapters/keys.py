@@ -23,6 +23,12 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:rm:<game>:applied``            read models: last applied version
 ``<ns>:{<ns>:pN}:rm:<game>:view:<seat|spec>``   read model: JSON view envelope
 ``<ns>:{<ns>:pN}:rm:<game>:feed:<seat|spec>``   read model: event feed stream, id ``<version>-0``
+``<ns>:{<ns>:pN}:deadlines``                    sorted set of the partition's pending deadlines
+                                                (score = deadline ms, member
+                                                ``<title>/<game>/<seat>/<set_at>``; group
+                                                ``clock`` on the log keeps it)
+``<ns>:{<ns>:pN}:deadline-games``               hash: game -> ``<version>|<members>`` last applied
+``<ns>:{<ns>:pN}:deadline-lease:<member>``      a clock replica's short lease on firing one
 ``<ns>:{<ns>:lobby}:...``                       global read models (lobby, results) with their own
                                                 dedupe records, in their own slot
 =============================================  ==================================================
@@ -79,6 +85,15 @@ class Keys:
 
     def reply(self, game_id: str, command_id: str) -> str:
         return self.game(game_id, f"reply:{command_id}")
+
+    def deadlines(self, p: int) -> str:
+        return f"{self.tag(p)}:deadlines"
+
+    def deadline_games(self, p: int) -> str:
+        return f"{self.tag(p)}:deadline-games"
+
+    def deadline_lease(self, p: int, member: str) -> str:
+        return f"{self.tag(p)}:deadline-lease:{member}"
 
     def rm(self, game_id: str, part: str) -> str:
         return f"{self.tag(self.partition(game_id))}:rm:{game_id}:{part}"

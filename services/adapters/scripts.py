@@ -192,3 +192,34 @@ local cut = last
 if tonumber(p[1]) > 0 then cut = p[2] end
 return redis.call('XTRIM', KEYS[1], 'MINID', cut)
 """
+
+# Keep a partition's deadlines (the clock service, group ``clock`` on the partition log): replace
+# a game's deadlines by those of a newer ``clock_updated`` (or drop them when it ended), and
+# acknowledge the log entry. An entry older than what was applied only acknowledges.
+# KEYS: 1 deadlines zset, 2 deadline-games hash, 3 log stream
+# ARGV: 1 group, 2 message id, 3 game id, 4 version, 5 n (-1: the game ended), then n pairs
+#       (score, member)
+DEADLINES = r"""
+local cur = redis.call('HGET', KEYS[2], ARGV[3])
+if cur then
+  local bar = string.find(cur, '|', 1, true)
+  if tonumber(string.sub(cur, 1, bar - 1)) >= tonumber(ARGV[4]) then
+    redis.call('XACK', KEYS[3], ARGV[1], ARGV[2])
+    return 0
+  end
+  for m in string.gmatch(string.sub(cur, bar + 1), '[^ ]+') do redis.call('ZREM', KEYS[1], m) end
+end
+local n = tonumber(ARGV[5])
+if n < 0 then
+  redis.call('HDEL', KEYS[2], ARGV[3])
+else
+  local members = {}
+  for i = 1, n do
+    redis.call('ZADD', KEYS[1], ARGV[4 + 2 * i], ARGV[5 + 2 * i])
+    members[i] = ARGV[5 + 2 * i]
+  end
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[4] .. '|' .. table.concat(members, ' '))
+end
+redis.call('XACK', KEYS[3], ARGV[1], ARGV[2])
+return 1
+"""

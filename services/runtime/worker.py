@@ -16,6 +16,7 @@ import os
 import random
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -28,7 +29,7 @@ from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
-from services.kernel.errors import Rejection
+from services.kernel.errors import ChanceExhausted, Rejection
 from services.kernel.hashing import command_hash
 from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
@@ -46,7 +47,9 @@ def now_ms() -> int:
 class Worker:
     """The worker of one title over a set of partitions.
 
-    ``chance_override`` maps game ids to a fixed chance: scenario and test runners only.
+    ``chance_override`` maps game ids to a fixed chance: scenario and test runners only;
+    ``clock_override(game_id) -> ms`` replaces the worker's clock for the ``received_at`` it
+    stamps (scenario runners let time pass with it).
     ``faults`` (test hook, e.g. ``{"hang_after_read"}``) makes the worker hang while it holds
     pending entries so that a test can kill it.
     """
@@ -54,7 +57,8 @@ class Worker:
     def __init__(self, r: Any, settings: Settings, title: str, *, consumer: str | None = None,
                  partitions: list[int] | None = None, min_idle_ms: int = 30_000, max_deliveries: int = 5,
                  reap_idle_ms: int = 3_600_000, cache_size: int = 10_000,
-                 chance_override: dict[str, Chance] | None = None, faults: set[str] | None = None) -> None:
+                 chance_override: dict[str, Chance] | None = None, faults: set[str] | None = None,
+                 clock_override: Callable[[str], int | None] | None = None) -> None:
         self.r = r
         self.settings = settings
         self.keys = settings.keys
@@ -74,6 +78,7 @@ class Worker:
         self.cache_size = cache_size
         self.chance_override = chance_override if chance_override is not None else {}
         self.faults = faults or set()
+        self.clock_override = clock_override
         self.handled = 0
         self.beats: dict[str, float] = {}
 
@@ -201,8 +206,13 @@ class Worker:
                 if seed is None:  # no game: any command but create is refused (no_such_game)
                     seed = b"\0" * 32
             chance = self.chance_override.get(env.game_id) or lifecycle.chance_for(game, seed)
+            at = self.clock_override(env.game_id) if self.clock_override is not None else None
+            cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else now_ms())  # the time rides in the command
             try:
                 bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
+            except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
+                await refuse("chance_unhonoured", f"The scripted chance cannot be honoured: {exc}.", game.version)
+                return
             except Rejection as rej:
                 if await refuse(rej.code, rej.message, game.version, decided_at=game.version, decided_hash=game.last_hash):
                     return

@@ -64,6 +64,12 @@ class ErosQuest(Title[EState]):
     def to_move(self, state: EState) -> list[int]:
         return rules.to_move(state)
 
+    default_move_text = "REST in a turn; after a look the first card; in Combat the smallest card absorbing the hit, the strongest attack, no support"
+
+    def default_move(self, state: EState, seat: int) -> Command | None:
+        """A timeout's move (rules.default_move)."""
+        return rules.default_move(state, seat)
+
 
 ErosQuest.bots = {"adventurer": bots.adventurer_bot, "random": bots.random_bot}
 EROS_QUEST = register(ErosQuest())

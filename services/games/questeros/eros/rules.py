@@ -651,6 +651,26 @@ def encounter_choices(s: EState) -> list[Encounter]:
     return out
 
 
+def default_move(s: EState, seat: int):
+    """What a timeout plays (issue 14's default move; E11): REST in a turn; after a look the first
+    looked-at card, the rest under the deck in looked-at order; in Combat the smallest card that
+    absorbs the rest of the hit (else the largest), the strongest attack, no support."""
+    legal = legal_commands(s, seat)
+    if not legal:
+        return None
+    if s.phase == "turn":
+        return Rest()
+    if s.phase == "look" or s.fight is None:
+        return legal[0]
+    if s.fight.step == "hit":
+        need = s.fight.remaining
+        cover = [c for c in legal if worth(c.card) >= need]
+        return min(cover, key=lambda c: worth(c.card)) if cover else max(legal, key=lambda c: worth(c.card))
+    if s.fight.step == "attack":
+        return max(legal, key=lambda a: sum(worth(c) for c in (a.blade, a.staff) if c))
+    return Support()
+
+
 def to_move(s: EState) -> list[int]:
     """The seat the game waits for (always the one player until the end)."""
     return [0] if s.phase not in ("setup", "over") else []

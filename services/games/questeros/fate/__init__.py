@@ -59,6 +59,16 @@ class FateDeck(Title[FState]):
     def to_move(self, state: FState) -> list[int]:
         return rules.to_move(state)
 
+    default_move_text = "none: a session waits for its GM, and a timeout plays nothing"
+
+    def default_move(self, state: FState, seat: int) -> Command | None:
+        """A timeout plays nothing: only the GM decides what happens in a session (F7)."""
+        return None
+
+    def forfeit_winners(self, state: FState | None, seat: int, seats: int) -> list[int]:
+        """A session has no winner, also when a seat abandons it."""
+        return []
+
 
 FateDeck.bots = {"storyteller": bots.storyteller_bot, "random": bots.random_bot}
 FATE_DECK = register(FateDeck())

@@ -220,10 +220,9 @@ def legal_commands(s: FState, seat: int) -> list:
 
 
 def to_move(s: FState) -> list[int]:
-    """The GM, and every player holding acquired cards (who may hand them in), while open."""
-    if s.phase != "open":
-        return []
-    return [0] + [p for p in range(1, s.seats) if s.acquired[p]]
+    """F7: the session waits only for the GM (a player may hand in cards at any time, but
+    nothing waits for it)."""
+    return [0] if s.phase == "open" else []
 
 
 def status(s: FState) -> Result | None:
