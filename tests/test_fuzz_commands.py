@@ -124,7 +124,7 @@ def cases(draw) -> dict:
 def test_bad_commands_are_rejected_and_nothing_is_written(settings):
     names = sorted(titles())
     with start_blocking_portal() as portal:
-        cm = portal.wrap_async_context_manager(services_running(settings, worker_kwargs={"min_idle_ms": 1000, "max_deliveries": 3}))
+        cm = portal.wrap_async_context_manager(services_running(settings, worker_kwargs={"min_idle_ms": 1000, "max_failures": 3}))
         with cm as svc:
             r = svc["redis"]
             k = settings.keys

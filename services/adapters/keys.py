@@ -7,6 +7,9 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 =============================================  ==================================================
 ``<ns>:{<ns>:pN}:cmd:<title>``                  command stream of a title (consumer group
                                                 ``worker:<title>``)
+``<ns>:{<ns>:pN}:cmd:<title>:failures``         hash: recorded handling failures per message id
+``<ns>:{<ns>:pN}:cmd:<title>:inflight``         hash: message id -> [game, command] of the
+                                                commands read and not yet handled
 ``<ns>:{<ns>:pN}:dead:<title>``                 dead-letter stream of a title
 ``<ns>:{<ns>:pN}:log``                          partition log: every appended event (group
                                                 ``projector``); never trimmed
@@ -70,6 +73,12 @@ class Keys:
     def failures(self, stream: str) -> str:
         """Hash of the last handling error per message id of a command stream."""
         return stream + ":failures"
+
+    def inflight(self, stream: str) -> str:
+        """Hash of the commands in flight on a command stream: message id -> msgpack
+        ``[game id, command id]``, written when a worker reads them, deleted once handled; it
+        names a pending command whose entry was trimmed or deleted (so its caller is answered)."""
+        return stream + ":inflight"
 
     def log(self, p: int) -> str:
         return f"{self.tag(p)}:log"
