@@ -110,6 +110,8 @@ class EState(Record):
     aside: tuple[str, ...] = ()
     """The Warlock and the cards placed under him (set aside)."""
     given: tuple[str, ...] = ()
+    under: tuple[str, ...] = ()
+    """Cards Given to the Encounter under way (under its Epic card until it is completed)."""
     """Cards Given to Encounters (the Epic discard pile)."""
     defeated: tuple[str, ...] = ()
     actions: tuple[str, ...] = ()
@@ -517,9 +519,9 @@ def evolve(s: EState, ev: Event) -> EState:
     if isinstance(ev, EncounterFaced):
         used = tuple(canonical(set(s.used) | set(ev.orbs)))
         return rep(s, hand=_minus(s.hand, ev.cards), used=used, actions=s.actions + ("encounter",),
-                   given=s.given + tuple(ev.cards))
+                   under=tuple(ev.cards))
     if isinstance(ev, AllyPlaced):
-        return rep(s, allies=s.allies + (ev.card,), given=_minus(s.given, [ev.card]))
+        return rep(s, allies=s.allies + (ev.card,), under=_minus(s.under, [ev.card]))
     if isinstance(ev, CardsRecalled):
         t = rep(s, hand=s.hand + tuple(ev.cards), discard=_minus(s.discard, ev.cards))
         return rep(t, bonus=_gainable(t, ev.cards))
@@ -557,8 +559,9 @@ def evolve(s: EState, ev: Event) -> EState:
         defeated = s.defeated + ((ev.epic,) if ev.defeated else ())
         if ev.pile == "aside":
             return rep(s, epics=epics, phase="turn", fight=None, defeated=defeated,
-                       aside=s.aside + (ev.epic,) + s.given, given=())
-        return rep(s, epics=epics, phase="turn", fight=None, defeated=defeated, completed=s.completed + (ev.epic,))
+                       aside=s.aside + (ev.epic,) + s.under, under=())
+        return rep(s, epics=epics, phase="turn", fight=None, defeated=defeated, completed=s.completed + (ev.epic,),
+                   given=s.given + s.under, under=())
     if isinstance(ev, Rested):
         return rep(s, deck=s.deck[1:], discard=s.discard + (ev.burned,), turn=ev.turn, actions=())
     if isinstance(ev, QuestEnded):
@@ -697,7 +700,7 @@ def all_cards(s: EState) -> list[str]:
     """Every card of the 80 somewhere in the state (cards-conserved property): play area,
     zones, the Epic piles, the Jester, the unused Gods and a Combat's Epic."""
     return [*s.hand, *s.deck, *s.discard, *s.destroyed, *play_area(s), *s.allies, *s.epics, *s.completed,
-            *s.aside, *s.given, *s.looking, "e0", *GODS]
+            *s.aside, *s.given, *s.under, *s.looking, "e0", *GODS]
 
 
 assert set(BOSSES) == {"e5", "e6", "e12", "e13", "e15", "e21"}, BOSSES
