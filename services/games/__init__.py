@@ -4,4 +4,5 @@ from services.games import (
     orion_duel,  # noqa: F401
     questeros,  # noqa: F401
     quests_over_coffee,  # noqa: F401
+    reventure_orbtale,  # noqa: F401
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from schemas.base import Command
-from schemas.reventure_orbtale import Attack, Organize, OrbtaleView, PickHero, PlayCard, Skip
+from schemas.reventure_orbtale import Attack, OrbtaleView, Organize, PickHero, PlayCard, Skip
 from services.games.reventure_orbtale.content import CARDS
 
 HERO_RANK = ("hoarder", "juggler", "the_mimic", "bandit", "duelist", "barbarian", "knight", "monk",
