@@ -160,7 +160,7 @@ class RoundResolved(Event, tag="reventure_orbtale.round_resolved"):
     """None: a tie (a new round follows, or the combat ends with no winner)."""
     why: str
     """``type`` (the triangle or an orb), ``undefended``, ``inventory`` (fewer cards), a skill
-    id (``duelist``), ``new_round`` or ``no_winner``."""
+    id (``en_garde``), ``new_round`` or ``no_winner``."""
 
 
 class DamageDealt(Event, tag="reventure_orbtale.damage_dealt"):

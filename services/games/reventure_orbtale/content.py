@@ -22,7 +22,7 @@ from services.kernel import ContentError
 
 DIR = Path(__file__).parent / "content"
 KINDS = ("attack", "defense", "strategy", "orb")
-SKILLS = frozenset({"cleave", "rage", "riposte", "brew", "keep_maps", "duelist", "deep_pockets", "scout",
+SKILLS = frozenset({"cleave", "rage", "riposte", "brew", "keep_maps", "en_garde", "deep_pockets", "scout",
                     "juggle", "meditate", "plunder", "mimic"})
 """Skill handlers the rules implement (hooks in rules.py / effects.py)."""
 EFFECTS = frozenset({"damage", "damage_and_steal", "damage_and_discard", "heal", "draw", "heal_and_draw",

@@ -208,10 +208,10 @@ def resolve_round(flow: Flow) -> None:
             a_wins = ka == "orb" or (kb != "orb" and (ka, kb) in BEATS)
             winner, why = (a if a_wins else b), "type"
         else:
-            da, db = "duelist" in skills(s, a), "duelist" in skills(s, b)
+            da, db = "en_garde" in skills(s, a), "en_garde" in skills(s, b)
             ia, ib = tie_inventory(s, a), tie_inventory(s, b)
             if da != db:
-                winner, why = (a if da else b), "duelist"
+                winner, why = (a if da else b), "en_garde"
             elif ia != ib:
                 winner, why = (a if ia < ib else b), "inventory"
             elif unused(s, a) and unused(s, b):
