@@ -116,7 +116,7 @@ def cases(draw) -> dict:
     return {"title": title, "defect": defect, "body": body, "seat_pick": draw(st.integers(0, 10**6)),
             "version_delta": draw(st.one_of(st.integers(-5, -1), st.integers(1, 5), st.just(10**12))),
             "expected_version": draw(st.one_of(st.none(), st.none(), st.none(), HUGE)),
-            "bad_seat": draw(st.one_of(st.text(max_size=5), st.floats(allow_nan=False), st.lists(st.integers(), max_size=2),
+            "bad_seat": draw(st.one_of(st.text(max_size=5), st.floats(allow_nan=False), st.lists(st.integers(-2**63, 2**63 - 1), max_size=2),
                                        st.just(True))),
             "issued_at": draw(st.one_of(st.integers(0, 2**40), st.integers(0, 2**40), HUGE, st.text(max_size=3)))}
 

@@ -191,7 +191,7 @@ class Flow:
             self.emit(ChapterRuleApplied(chapter=s.chapter, who=who, what=what, seats=hit))
             for seat in hit:
                 WHAT[what](self, seat)
-                self.eliminate([seat] if self._dead(seat) else [], None)
+            self.eliminate([seat for seat in hit if self._dead(seat)], None)  # together (ruling)
         for seat in turn_order(self.s):
             for orb in self.s.players[seat].active:
                 fn = BONUS_AT_CHAPTER_END.get(CARDS[orb].bonus)
