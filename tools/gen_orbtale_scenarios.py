@@ -16,9 +16,9 @@ from pathlib import Path
 
 import msgspec
 
-from schemas.reventure_orbtale import Attack, Organize, PickHero, PlayCard, Skip
+from schemas.reventure_orbtale import Attack, Organize, PlayCard, Skip
 from services.games.reventure_orbtale import REVENTURE_ORBTALE as T
-from services.games.reventure_orbtale.content import CARDS, PACK
+from services.games.reventure_orbtale.content import CARDS
 from services.kernel import ScriptedChance, SeededChance, derive_key
 from services.kernel import game as lifecycle
 from services.kernel.runner import LocalGame
@@ -79,7 +79,7 @@ class Sc:
         return self
 
     def write(self) -> None:
-        lines = ['format = "questhall-scenario/1"', f'title = "reventure_orbtale"', f"name = {val(self.name)}",
+        lines = ['format = "questhall-scenario/1"', 'title = "reventure_orbtale"', f"name = {val(self.name)}",
                  f"seats = {self.seats}"]
         if self.description:
             lines.append(f"description = {val(self.description)}")

@@ -14,6 +14,11 @@ Shapes (``S`` is the title's state, a frozen msgspec Struct so that it can be sn
 - ``legal_commands(state, seat) -> list[Command]`` -- every command ``decide`` accepts now.
 - ``status(state) -> Result | None`` -- None while the game goes on, the result once finished.
 - ``to_move(state) -> list[int]`` -- seats whose input the game waits for.
+- ``default_move(state, seat) -> Command | None`` -- what a timeout plays for the seat
+  (default: its first legal command); the title's own rule for "the player did not move".
+- ``forfeit_winners(state, seat, seats) -> list[int]`` -- the winners when ``seat`` forfeits
+  (default: every other seat).
+- ``undoable`` -- the command types a seat may take back (game option ``undo``).
 
 Simultaneous secret choices (optional; ``services/kernel/secret.py``): ``choice_types``,
 ``choice_made_type``, ``choices_revealed_type``, ``secret_choice(state)``,
@@ -94,6 +99,22 @@ class Title(Generic[S]):
 
     def to_move(self, state: S) -> list[int]:
         raise NotImplementedError
+
+    undoable: ClassVar[tuple[type[Command], ...]] = ()
+    """Command types that may be taken back (never one that draws chance or shows a secret:
+    the lifecycle refuses those anyway)."""
+
+    default_move_text: ClassVar[str] = "the seat's first legal command"
+    """One line for ``questhall titles`` and the docs: what :meth:`default_move` plays."""
+
+    def default_move(self, state: S, seat: int) -> Command | None:
+        """The move a timeout plays for ``seat`` (None: nothing to play). Default: the first legal command."""
+        legal = self.legal_commands(state, seat)
+        return legal[0] if legal else None
+
+    def forfeit_winners(self, state: S | None, seat: int, seats: int) -> list[int]:
+        """The winners when ``seat`` forfeits a running game. Default: every other seat."""
+        return [s for s in range(seats) if s != seat]
 
     def secret_choice(self, state: S) -> SecretChoice | None:
         """The simultaneous secret choice open now (key and awaited seats), or None."""

@@ -4,8 +4,11 @@ For each command: decode the envelope and body, load the game (state cache, else
 tail), ``decide`` with the game's chance, stamp the events (versions, hash chain), and run the
 atomic append (expected version, command-id idempotency, game stream, partition log, stored
 outcome, XACK, reply) -- or store a rejection. On a version conflict the game is reloaded and
-the command decided again. A command whose handling raises repeatedly (``max_deliveries``) is
-parked in the title's dead-letter stream with a ``handling_failed`` outcome.
+the command decided again. A command whose handling raised ``max_failures`` times (failures
+recorded in the stream's failures hash; never the delivery count alone, which also rises when
+a slow replica's entries are reclaimed) is parked in the title's dead-letter stream with a
+``handling_failed`` outcome. A second handling that finds the stored outcome replies it again
+and logs ``command_duplicate``.
 
 A worker contains no game rule: it only wires the kernel to the Redis adapters.
 """
@@ -16,6 +19,7 @@ import os
 import random
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -28,11 +32,17 @@ from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
-from services.kernel.errors import Rejection
+from services.kernel.errors import ChanceExhausted, Rejection
 from services.kernel.hashing import command_hash
 from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
-from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
+from services.runtime.consumer import (
+    Tracker,
+    consume,
+    consumer_name,
+    is_connection_error,
+    retry_connection,
+)
 
 log = structlog.get_logger("questhall.worker")
 
@@ -46,15 +56,19 @@ def now_ms() -> int:
 class Worker:
     """The worker of one title over a set of partitions.
 
-    ``chance_override`` maps game ids to a fixed chance: scenario and test runners only.
+    ``max_failures``: recorded handling failures (exceptions) of one entry before it is parked.
+    ``chance_override`` maps game ids to a fixed chance: scenario and test runners only;
+    ``clock_override(game_id) -> ms`` replaces the worker's clock for the ``received_at`` it
+    stamps (scenario runners let time pass with it).
     ``faults`` (test hook, e.g. ``{"hang_after_read"}``) makes the worker hang while it holds
     pending entries so that a test can kill it.
     """
 
     def __init__(self, r: Any, settings: Settings, title: str, *, consumer: str | None = None,
-                 partitions: list[int] | None = None, min_idle_ms: int = 30_000, max_deliveries: int = 5,
+                 partitions: list[int] | None = None, min_idle_ms: int = 30_000, max_failures: int = 5,
                  reap_idle_ms: int = 3_600_000, cache_size: int = 10_000,
-                 chance_override: dict[str, Chance] | None = None, faults: set[str] | None = None) -> None:
+                 chance_override: dict[str, Chance] | None = None, faults: set[str] | None = None,
+                 clock_override: Callable[[str], int | None] | None = None) -> None:
         self.r = r
         self.settings = settings
         self.keys = settings.keys
@@ -67,14 +81,24 @@ class Worker:
         self.partitions = partitions if partitions is not None else list(range(settings.partitions))
         self.store = EventStore(r, settings)
         self.min_idle_ms = min_idle_ms
-        self.max_deliveries = max_deliveries
+        self.max_failures = max_failures
         self.reap_idle_ms = reap_idle_ms
         self.cache: OrderedDict[str, lifecycle.Game] = OrderedDict()
         self.seeds: dict[str, bytes] = {}
         self.cache_size = cache_size
         self.chance_override = chance_override if chance_override is not None else {}
         self.faults = faults or set()
+        self.clock_override = clock_override
         self.handled = 0
+        """Commands whose events were appended (metrics: ``questhall_handled_total``)."""
+        self.rejected = 0
+        """Rejections stored by this worker."""
+        self.duplicates = 0
+        """Handlings that found the stored outcome (redeliveries, client retries)."""
+        self.parked = 0
+        """Commands parked after recorded handling failures."""
+        self.lost = 0
+        """Pending commands removed from their stream behind the group's back (answered ``lost``)."""
         self.beats: dict[str, float] = {}
 
     # -- running ----------------------------------------------------------------------------
@@ -97,25 +121,56 @@ class Worker:
     async def _serve(self, rd: GroupReader) -> None:
         await consume(rd, self._handle_entry, service=f"worker:{self.title.name}", min_idle_ms=self.min_idle_ms,
                       reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
-                      on_error=self._forget, trim=True)
+                      on_error=self._forget, trim=True, tracker=_InFlight(self), inflight=self.keys.inflight(rd.stream))
+
+    async def answer_lost(self, rd: GroupReader, ids: list[str]) -> int:
+        """Answer the callers of pending commands whose entries were trimmed or deleted.
+
+        Each id named in the stream's in-flight index gets a stored ``lost`` rejection (unless an
+        outcome exists: then that one is replied again), replied to its caller; an id the index
+        does not name (read by a worker that died before indexing it) is only logged. Every id
+        is logged and counted (``self.lost``, metrics ``questhall_commands_lost_total``).
+        Returns how many callers were answered.
+        """
+        index = self.keys.inflight(rd.stream)
+        raw = await self.r.hmget(index, ids)
+        answered = 0
+        for mid, rec in zip(ids, raw, strict=True):
+            self.lost += 1
+            if rec is None:
+                log.error("pending_command_lost", title=self.title.name, message_id=mid, identified=False)
+                continue
+            gid, cid = msgspec.msgpack.decode(rec)
+            out = Rejected(command_id=cid, game_id=gid, code="lost",
+                           message="The command was removed from its stream before it was handled; nothing was applied.")
+            tag, stored = await self.store.reject_tagged(outcome=out, stream=rd.stream, group=self.group, msg_id="")
+            log.error("pending_command_lost", title=self.title.name, message_id=mid, game_id=gid, command_id=cid,
+                      identified=True, outcome=type(stored).__name__ if tag == "dup" else "lost")
+            answered += 1
+        await self.r.hdel(index, *ids)
+        return answered
 
     async def _handle_entry(self, rd: GroupReader, mid: str, fields: dict, delivered: int) -> None:
         fails = self.keys.failures(rd.stream)
-        if delivered > self.max_deliveries:
-            last = await self.r.hget(fails, mid)
-            why = f"handling failed {delivered - 1} times" + (f"; last error: {last.decode()}" if last else "")
-            await self._park(rd, mid, fields, why)
-            await self.r.hdel(fails, mid)
-            return
+        if delivered > 1:  # only a redelivered entry can have recorded failures
+            last, n = await self.r.hmget(fails, [mid, f"{mid}:n"])
+            if n is not None and int(n) >= self.max_failures:
+                why = f"handling failed {int(n)} times" + (f"; last error: {last.decode()}" if last else "")
+                await self._park(rd, mid, fields, why)
+                await self.r.hdel(fails, mid, f"{mid}:n")
+                return
         try:
             await self.handle(rd.stream, mid, fields)
             if delivered > 1:
-                await self.r.hdel(fails, mid)
+                await self.r.hdel(fails, mid, f"{mid}:n")
         except Exception as exc:
             if is_connection_error(exc):
                 raise
             log.exception("command_handling_failed", title=self.title.name, message_id=mid, delivered=delivered)
-            await self.r.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
+            async with self.r.pipeline(transaction=True) as pipe:
+                pipe.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
+                pipe.hincrby(fails, f"{mid}:n", 1)
+                await pipe.execute()
             self._forget()
 
     async def _park(self, rd: GroupReader, mid: str, fields: dict, error: str) -> None:
@@ -130,6 +185,7 @@ class Worker:
         out = Rejected(command_id=env.command_id, game_id=env.game_id, code="handling_failed",
                        message="The command could not be handled and was parked for an operator.")
         await self.store.reject(outcome=out, stream=rd.stream, group=self.group, msg_id=mid, dead=(dead, raw, error))
+        self.parked += 1
         log.error("command_parked", title=self.title.name, game_id=env.game_id, command_id=env.command_id, error=error)
 
     # -- one command ------------------------------------------------------------------------
@@ -165,11 +221,16 @@ class Worker:
             if len(message) > 300:  # it may echo client strings (an unknown field, a title): stored for good
                 message = message[:297] + "..."
             out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=message, version=version)
-            stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, decided_at=decided_at,
-                                             decided_hash=decided_hash)
-            if stored is None:
+            tag, stored = await self.store.reject_tagged(outcome=out, stream=stream, group=self.group, msg_id=mid,
+                                                         decided_at=decided_at, decided_hash=decided_hash)
+            if tag == "conflict":
                 return False
-            blog.info("command_rejected", code=getattr(stored, "code", code), version=version)
+            if tag == "dup":  # handled before (a redelivery or a retry): the stored outcome was replied again
+                self.duplicates += 1
+                blog.info("command_duplicate", outcome=type(stored).__name__)
+                return True
+            self.rejected += 1
+            blog.info("command_rejected", code=code, version=version)
             return True
 
         if env.title != self.title.name or self.keys.commands(self.keys.partition(env.game_id), env.title) != stream:
@@ -201,8 +262,13 @@ class Worker:
                 if seed is None:  # no game: any command but create is refused (no_such_game)
                     seed = b"\0" * 32
             chance = self.chance_override.get(env.game_id) or lifecycle.chance_for(game, seed)
+            at = self.clock_override(env.game_id) if self.clock_override is not None else None
+            cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else now_ms())  # the time rides in the command
             try:
                 bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
+            except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
+                await refuse("chance_unhonoured", f"The scripted chance cannot be honoured: {exc}.", game.version)
+                return
             except Rejection as rej:
                 if await refuse(rej.code, rej.message, game.version, decided_at=game.version, decided_hash=game.last_hash):
                     return
@@ -222,6 +288,7 @@ class Worker:
                     await self.store.save_snapshot(after)
                 return
             if tag == "dup":
+                self.duplicates += 1
                 blog.info("command_duplicate", outcome=type(val).__name__)
                 return
             blog.info("version_conflict", expected=game.version, actual=val)
@@ -254,6 +321,30 @@ class Worker:
         while len(self.cache) > self.cache_size:
             gid, _ = self.cache.popitem(last=False)
             self.seeds.pop(gid, None)
+
+
+class _InFlight(Tracker):
+    """The worker's in-flight index: ``message id -> [game id, command id]`` of each command read,
+    written before any of them is handled and deleted once the batch is handled, so that a
+    pending command trimmed or deleted behind the group's back can still be answered."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    async def read(self, rd: GroupReader, entries: list[tuple[str, dict]]) -> None:
+        named = {}
+        for mid, fields in entries:
+            ids = _readable_ids(fields.get(b"c", b""))
+            if ids is not None:
+                named[mid] = msgspec.msgpack.encode(list(ids))
+        if named:
+            await self.worker.r.hset(self.worker.keys.inflight(rd.stream), mapping=named)
+
+    async def done(self, rd: GroupReader, ids: list[str]) -> None:
+        await self.worker.r.hdel(self.worker.keys.inflight(rd.stream), *ids)
+
+    async def deleted(self, rd: GroupReader, ids: list[str]) -> None:
+        await self.worker.answer_lost(rd, ids)
 
 
 def _readable_ids(raw: bytes) -> tuple[str, str] | None:

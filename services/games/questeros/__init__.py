@@ -42,6 +42,7 @@ class Questeros(Title[QState]):
     state_type = QState
     view_type = QuesterosView
     command_types = (Bid, PlayCard, LookAtHand)
+    default_move_text = "the lowest legal card (Gods last, no XP paid if avoidable); bid 1; the Mentor declines"
     event_types = (DealerChosen, EpicAdded, HandsDealt, BidMade, CardPlayed, HandLookedAt, QuestWon, RoundScored)
 
     def check_options(self, options: QuesterosOptions, seats: int) -> None:
@@ -74,6 +75,10 @@ class Questeros(Title[QState]):
 
     def to_move(self, state: QState) -> list[int]:
         return rules.to_move(state)
+
+    def default_move(self, state: QState, seat: int) -> Command | None:
+        """A timeout plays the lowest legal card (rules.default_move)."""
+        return rules.default_move(state, seat)
 
 
 Questeros.bots = {"random": bots.random_bot, "bidder": bots.bidder_bot}

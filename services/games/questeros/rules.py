@@ -354,6 +354,19 @@ def legal_commands(state: QState, seat: int) -> list:
     return []
 
 
+def default_move(state: QState, seat: int):
+    """What a timeout plays for ``seat`` (house rule, issue 14): the lowest legal card (by value,
+    Gods last, without paying XP when it can), the lowest bid (1), or the Mentor declines."""
+    legal = legal_commands(state, seat)
+    if not legal:
+        return None
+    if isinstance(legal[0], PlayCard):
+        return min(legal, key=lambda c: (CARDS[c.card].kind == "god", CARDS[c.card].value, c.pay_xp, INDEX[c.card]))
+    if isinstance(legal[0], LookAtHand):
+        return LookAtHand(target=None)
+    return min(legal, key=lambda c: c.quests)
+
+
 def to_move(state: QState) -> list[int]:
     """Seats the game waits for."""
     if state.phase == "bidding":
