@@ -42,6 +42,7 @@ class Questeros(Title[QState]):
     state_type = QState
     view_type = QuesterosView
     command_types = (Bid, PlayCard, LookAtHand)
+    undoable = (Bid,)
     default_move_text = "the lowest legal card (Gods last, no XP paid if avoidable); bid 1; the Mentor declines"
     event_types = (DealerChosen, EpicAdded, HandsDealt, BidMade, CardPlayed, HandLookedAt, QuestWon, RoundScored)
 
