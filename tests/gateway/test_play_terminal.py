@@ -51,4 +51,5 @@ def test_play_a_short_game_in_a_terminal(gateway, title, extra):
     finally:
         child.close(force=True)
     assert child.exitstatus == 0, child.before
-    assert moves >= 5
+    # an Orbtale game may end at once by four orbs drawn after the hero pick (rulebook: instant win)
+    assert moves >= (1 if title == "reventure_orbtale" else 5)
