@@ -12,7 +12,14 @@ from typing import Any
 
 from schemas.base import Command
 from schemas.envelope import AbandonGame
-from services.frontends.chat import eros_quest, fate_deck, orion_duel, questeros, quests_over_coffee, reventure_orbtale
+from services.frontends.chat import (
+    eros_quest,
+    fate_deck,
+    orion_duel,
+    questeros,
+    quests_over_coffee,
+    reventure_orbtale,
+)
 from services.frontends.chat.common import ChatError
 
 GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "quests_over_coffee": quests_over_coffee,
