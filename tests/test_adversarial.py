@@ -186,7 +186,7 @@ async def _lose_last_append(r, settings, gid: str, cid: str) -> None:
     await r.hset(k.game(gid, "meta"), mapping={"version": last.version - 1, "hash": last.prev_hash})
     await r.delete(k.outcome(gid, cid))
     snap = await r.get(k.game(gid, "snap"))  # written after the append: lost with it
-    if snap is not None and msgspec.msgpack.decode(snap)["version"] >= last.version:
+    if snap is not None and msgspec.msgpack.decode(msgspec.msgpack.decode(snap)["game"])["version"] >= last.version:
         await r.delete(k.game(gid, "snap"))
 
 
