@@ -201,7 +201,7 @@ class AnswerUndo(Command, tag="answer_undo"):
     accept: bool
 
 
-LifecycleCommand = CreateGame | JoinSeat | LeaveSeat | StartGame | AbandonGame | Timeout
+LifecycleCommand = CreateGame | JoinSeat | LeaveSeat | StartGame | AbandonGame | Timeout | RequestUndo | AnswerUndo
 LIFECYCLE_COMMANDS: tuple[type[Command], ...] = get_args(LifecycleCommand)
 LIFECYCLE_COMMAND_TAGS = frozenset(t.__struct_config__.tag for t in LIFECYCLE_COMMANDS)
 
@@ -318,6 +318,23 @@ class SeatBotted(Event, tag="seat_botted"):
     reason: str
 
 
+class UndoPoint(Event, tag="undo_point"):
+    """First event of every accepted command of a game with an ``undo`` option: whether the
+    command of ``seat`` (``command_id``) can be taken back and, if not, ``reason`` (the code the
+    undo would be refused with: ``not_undoable``, ``undo_after_chance``, ``undo_after_secret``)."""
+
+    seat: int | None
+    command_id: str
+    undoable: bool
+    reason: str = ""
+
+
+class UndoAccepted(Event, tag="undo_accepted"):
+    """A seat accepted the pending undo request (``undo = agreed``)."""
+
+    seat: int
+
+
 class UndoRequested(Event, tag="undo_requested"):
     """``seat`` asks to take back its command ``command_id`` (``undo = agreed``: the others answer)."""
 
@@ -342,7 +359,8 @@ class Undone(Event, tag="undone"):
 
 
 LifecycleEvent = (GameCreated | SeatJoined | SeatLeft | GameStarted | GameAbandoned | GameFinished | SeedRevealed
-                  | ClockUpdated | TimedOut | SeatAbsent | SeatBotted)
+                  | ClockUpdated | TimedOut | SeatAbsent | SeatBotted | UndoPoint | UndoRequested | UndoAccepted
+                  | UndoRefused | Undone)
 LIFECYCLE_EVENTS: tuple[type[Event], ...] = get_args(LifecycleEvent)
 LIFECYCLE_EVENT_TAGS = frozenset(t.__struct_config__.tag for t in LIFECYCLE_EVENTS)
 
@@ -353,6 +371,16 @@ class SeatInfo(Record):
     seat: int
     name: str | None = None
     """None while the seat is open."""
+
+
+class UndoInfo(Record):
+    """Public undo facts: whose last command may be taken back, and a pending request."""
+
+    seat: int | None
+    undoable: bool
+    reason: str = ""
+    requested: bool = False
+    accepted: list[int] = []
 
 
 class ViewEnvelope(Record, Generic[B]):
@@ -378,6 +406,8 @@ class ViewEnvelope(Record, Generic[B]):
     """Per seat: the server bot playing it, or None for a person (empty: no bot seat)."""
     absent: list[int] = []
     """Seats marked absent after timing out ``absent_after`` times in a row."""
+    undo: UndoInfo | None = None
+    """The last command's undo state (games with an ``undo`` option)."""
     chosen: list[int] = []
     """Seats that have made their secret choice in the open simultaneous choice (public)."""
     my_choice: dict | None = None

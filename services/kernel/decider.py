@@ -19,6 +19,8 @@ Shapes (``S`` is the title's state, a frozen msgspec Struct so that it can be sn
 - ``forfeit_winners(state, seat, seats) -> list[int]`` -- the winners when ``seat`` forfeits
   (default: every other seat).
 - ``undoable`` -- the command types a seat may take back (game option ``undo``).
+- ``lobby_note(state) -> str`` (optional) -- one public line the lobby shows beside the game
+  (e.g. a match's series so far); "" for none. At most 200 characters are kept.
 
 Simultaneous secret choices (optional; ``services/kernel/secret.py``): ``choice_types``,
 ``choice_made_type``, ``choices_revealed_type``, ``secret_choice(state)``,
@@ -54,6 +56,8 @@ class Title(Generic[S]):
     """Bumped when a rule changes; stored in ``game_created``."""
     min_seats: ClassVar[int]
     max_seats: ClassVar[int]
+    seats_label: ClassVar[str] = ""
+    """What the seats are, for listings, e.g. ``solo`` or ``GM + 1-32 players`` (optional)."""
     options_type: ClassVar[type[Options]]
     state_type: ClassVar[type]
     view_type: ClassVar[type[Record]]

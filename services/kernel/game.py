@@ -33,6 +33,7 @@ from schemas.envelope import (
     LIFECYCLE_EVENTS,
     LIFECYCLE_OPTION_NAMES,
     AbandonGame,
+    AnswerUndo,
     ClockUpdated,
     CommandEnvelope,
     CreateGame,
@@ -45,6 +46,7 @@ from schemas.envelope import (
     JoinSeat,
     LeaveSeat,
     LifecycleOptions,
+    RequestUndo,
     Result,
     SeatAbsent,
     SeatBotted,
@@ -55,10 +57,17 @@ from schemas.envelope import (
     StartGame,
     TimedOut,
     Timeout,
+    UndoAccepted,
+    UndoInfo,
+    Undone,
+    UndoPoint,
+    UndoRefused,
+    UndoRequested,
     ViewEnvelope,
 )
 from services.kernel import clock as clocks
 from services.kernel import secret
+from services.kernel import undo as undos
 from services.kernel.chance import RNG_ALGORITHM, Chance, SeededChance, derive_key, seed_commitment
 from services.kernel.decider import Title
 from services.kernel.errors import Rejection
@@ -96,6 +105,8 @@ class Game(Record, Generic[S]):
     """The clocks (None without a clock option or before start)."""
     bots: tuple[str, ...] = ()
     """Per seat: the server bot playing it, or "" for a person (empty before the first bot)."""
+    undo: undos.UndoState | None = None
+    """The last command's undo state, with the game before it (games with an undo option)."""
     choices: secret.PendingChoices | None = None
     """Secret choices made so far for the open simultaneous choice (never shown to others)."""
 
@@ -242,6 +253,15 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         return [GameAbandoned(seat=seat, reason=body.reason[:200]), SeedRevealed(seed=seed.hex())]
     if isinstance(body, Timeout):
         return _timeout(title, game, envelope, body, chance, seed)
+    if isinstance(body, (RequestUndo, AnswerUndo)):
+        if game.status != "active":
+            raise Rejection("game_over" if game.status in ("finished", "abandoned") else "game_not_started",
+                            "Only a running game's commands can be taken back.")
+        if not _seat_taken(game, seat):
+            raise Rejection("not_seated", "Only a seated player can take a command back.")
+        events = undos.decide(game, seat, body, lifecycle_options(game.options))  # type: ignore[arg-type]
+        return events + _after(title, game, events, seed, None, envelope.received_at,
+                               fresh=any(isinstance(e, Undone) for e in events))
     # A title command.
     if game.status == "lobby":
         raise Rejection("game_not_started", "The game has not started yet.")
@@ -252,10 +272,16 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
     due = game.clock.deadline_of(seat) if game.clock is not None else None
     if due is not None and envelope.received_at > due.at:
         raise Rejection("out_of_time", f"Seat {seat}'s deadline has passed; the timeout decides this turn.")
-    if secret.is_choice(title, body):
-        events = secret.choose(title, game, seat, body, chance, lambda g, ev: _evolve_body(title, g, ev))
+    undo_on = game.options.get("undo", "off") != "off"
+    watched = undos.WatchedChance(chance) if undo_on else chance
+    choice = secret.is_choice(title, body)
+    if choice:
+        events = secret.choose(title, game, seat, body, watched, lambda g, ev: _evolve_body(title, g, ev))
     else:
-        events = list(title.decide(game.rules, seat, body, chance))
+        events = list(title.decide(game.rules, seat, body, watched))
+    if undo_on and events:
+        events.insert(0, undos.point(title, game, seat, envelope.command_id, body, events,
+                                     watched.drawn, choice))  # type: ignore[union-attr]
     return events + _after(title, game, events, seed, seat, envelope.received_at)
 
 
@@ -311,7 +337,7 @@ def forfeit(title: Title, game: Game, seat: int, reason: str, seed: bytes) -> li
 
 
 def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: int | None, now: int, *,
-           timed_out: bool = False, absent: list[int] | None = None) -> list[Event]:
+           timed_out: bool = False, absent: list[int] | None = None, fresh: bool = False) -> list[Event]:
     """What the lifecycle appends after a command's events: the finish (result and seed), or the
     clocks if they changed."""
     if not events:
@@ -325,7 +351,8 @@ def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: in
     if g.clock is None:
         return []
     lopts = lifecycle_options(g.options)
-    new = clocks.advance(lopts, g.clock, to_move(title, g), actor, now, game.version + len(events) + 1,
+    base = msgspec.structs.replace(g.clock, deadlines=()) if fresh else g.clock  # after an undo: new deadlines
+    new = clocks.advance(lopts, base, to_move(title, g), actor, now, game.version + len(events) + 1,
                          timed_out=timed_out, absent=absent or ())
     return [clocks.event(new)] if new != g.clock else []
 
@@ -371,6 +398,21 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
         if 0 <= body.seat < len(bots):
             bots[body.seat] = body.bot
         return rep(game, bots=tuple(bots))
+    if isinstance(body, UndoPoint):
+        before = msgspec.msgpack.encode(rep(game, undo=None))
+        return rep(game, undo=undos.UndoState(seat=body.seat, command_id=body.command_id, undoable=body.undoable,
+                                              reason=body.reason, version=game.version,
+                                              before=before if body.undoable else b""))
+    if isinstance(body, UndoRequested) and game.undo is not None:
+        return rep(game, undo=rep(game.undo, requested=True))
+    if isinstance(body, UndoAccepted) and game.undo is not None:
+        return rep(game, undo=rep(game.undo, accepted=tuple(sorted({*game.undo.accepted, body.seat}))))
+    if isinstance(body, UndoRefused) and game.undo is not None:
+        return rep(game, undo=rep(game.undo, requested=False, accepted=()))
+    if isinstance(body, Undone):
+        if game.undo is None or not game.undo.before:  # keep evolve total
+            return rep(game, undo=None)
+        return msgspec.msgpack.decode(game.undo.before, type=Game[title.state_type])
     if isinstance(body, (TimedOut, SeatAbsent)):  # what they change is in the clock_updated that follows
         return game
     if isinstance(body, GameAbandoned):
@@ -388,6 +430,8 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
 
 def evolve(title: Title, game: Game, envelope: EventEnvelope) -> Game:
     """Fold one stored event into the game. Pure and total; sets version and last hash."""
+    if game.undo is not None and envelope.command_id != game.undo.command_id and not isinstance(envelope.body, undos.UNDO_EVENTS):
+        game = msgspec.structs.replace(game, undo=None)  # another command: the last one can no longer be undone
     g = _evolve_body(title, game, envelope.body)
     extra: dict[str, Any] = {"version": envelope.version, "last_hash": envelope.hash}
     if envelope.version == 1:
@@ -434,6 +478,9 @@ def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
         banks=list(game.clock.banks) if game.clock is not None else [],
         bots=[b or None for b in game.bots],
         absent=list(game.clock.absent) if game.clock is not None else [],
+        undo=UndoInfo(seat=game.undo.seat, undoable=game.undo.undoable, reason=game.undo.reason,
+                      requested=game.undo.requested, accepted=list(game.undo.accepted))
+        if game.undo is not None and active else None,
         chosen=secret.chosen(title, game) if active else [],
         my_choice=secret.my_choice(title, game, seat) if active else None,
     )

@@ -30,7 +30,8 @@ from services.kernel import Rejection, Title, register
 
 
 class Questeros(Title[QState]):
-    """The Questeros Decider (multi-player game; Ero's Quest solo is not included)."""
+    """The Questeros Decider (the multi-player game; Ero's Quest and the Fate Deck are the titles
+    ``eros_quest`` and ``fate_deck`` in the subpackages ``eros`` and ``fate``)."""
 
     name = "questeros"
     display_name = "Questeros"
@@ -42,6 +43,7 @@ class Questeros(Title[QState]):
     state_type = QState
     view_type = QuesterosView
     command_types = (Bid, PlayCard, LookAtHand)
+    undoable = (Bid,)
     default_move_text = "the lowest legal card (Gods last, no XP paid if avoidable); bid 1; the Mentor declines"
     event_types = (DealerChosen, EpicAdded, HandsDealt, BidMade, CardPlayed, HandLookedAt, QuestWon, RoundScored)
 

@@ -15,8 +15,10 @@ from schemas.quests_over_coffee import (
     ChooseDice,
     ChooseQuest,
     ChooseShopOrder,
+    GiveItem,
     KeepItem,
     LeaveShop,
+    PayForHelp,
     QocOptions,
     QocView,
     Roll,
@@ -41,6 +43,7 @@ class QuestsOverCoffee(Title[QocState]):
     state_type = QocState
     view_type = QocView
     command_types = COMMAND_TYPES
+    undoable = (ChooseQuest, PayForHelp, ChooseShopOrder, GiveItem)
     default_move_text = "accepts the roll (before a roll: rolls; picks dice, leaves the shop, keeps the first item, takes the first quest)"
     event_types = EVENT_TYPES
 
