@@ -1,8 +1,9 @@
 """The main job (``make demo``): every title's worker, the projector, the clock and the bot
 service in one process, bot games of every title played through the bus as a client would,
 then per title two games the server plays alone (issue 14): one of server bot seats under a
-move clock, and one whose person never moves (a 1 s move clock, absent after one timeout: the
-clock's timeouts play its default moves); then checks and a table.
+move clock, and one whose person never moves (a 1 s move clock with ``on_timeout = bot``: the
+clock's first timeout plays the title's default move and hands the seat to a bot, which the bot
+service plays from then on); then checks and a table.
 
 Per title it prints games, commands accepted and rejected, events, command latency p50/p99
 (ms, measured at the client from sending to the outcome), whether replay and rebuild
@@ -120,10 +121,11 @@ SERVER_GAME_SECONDS = 300.0
 
 async def play_server_game(client: BusClient, name: str, seats: int, stats: TitleStats, *, absent: bool) -> None:
     """A game the server plays alone: every seat a server bot under a 30 s move clock, or (with
-    ``absent``) seat 0 a person who never moves, under a 1 s move clock and ``absent_after = 1``,
-    so that the clock service's timeouts play its default moves at once. Counted in ``stats``."""
+    ``absent``) seat 0 a person who never moves, under a 1 s move clock with ``on_timeout = bot``:
+    its first timeout plays the default move and hands the seat to a bot. Counted in ``stats``."""
     title = get_title(name)
-    opts = {"clock": "move", "move_seconds": 1, "absent_after": 1} if absent else {"clock": "move", "move_seconds": 30}
+    opts = ({"clock": "move", "move_seconds": 1, "on_timeout": "bot"} if absent
+            else {"clock": "move", "move_seconds": 30})
     gid = await client.create(name, seats, opts)
     bots = sorted(title.bots)
     for i in range(seats):
