@@ -10,6 +10,12 @@ Every update names the version it brings the game to and is applied only if the 
 applied version is the one it was computed from (compare-and-set), so a redelivered, reclaimed
 or raced log entry changes nothing twice, and a gap is filled from the game's stream.
 ``rebuild`` drops every read model and replays every game through the same code.
+
+A log entry that cannot be applied (e.g. an event no code can read) is retried when it is
+reclaimed; after ``max_failures`` failed tries (recorded in ``<log>:failures``) it is parked in
+``<tag>:log-dead`` with the error (naming game and version) and acknowledged, so it is neither
+retried forever nor holds up the others; the game's read models stay at the last version they
+could reach (metrics ``questhall_projections_parked_total``).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from schemas.envelope import (
     SeedRevealed,
 )
 from services.adapters import scripts
+from services.adapters.keys import GAME_ID
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
@@ -75,7 +82,7 @@ class Projector:
 
     def __init__(self, r: Any, settings: Settings, *, consumer: str | None = None, partitions: list[int] | None = None,
                  min_idle_ms: int = 30_000, reap_idle_ms: int = 3_600_000, cache_size: int = 10_000,
-                 faults: set[str] | None = None) -> None:
+                 faults: set[str] | None = None, max_failures: int = 5) -> None:
         self.r = r
         self.settings = settings
         self.keys = settings.keys
@@ -89,7 +96,10 @@ class Projector:
         self.faults = faults or set()
         self._project = r.register_script(scripts.PROJECT)
         self._lobby = r.register_script(scripts.LOBBY)
+        self.max_failures = max_failures
         self.applied = 0
+        self.parked_entries = 0
+        """Log entries parked after ``max_failures`` failed tries."""
         self.beats: dict[str, float] = {}
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -105,23 +115,36 @@ class Projector:
             task_status.started()
 
     async def _serve(self, rd: GroupReader) -> None:
-        async def handle(rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
-            await self._entry_isolated(rd, mid, fields)
+        async def handle(rd: GroupReader, mid: str, fields: dict, delivered: int) -> None:
+            await self._entry_isolated(rd, mid, fields, delivered)
 
         await consume(rd, handle, service="projector", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
                       faults=self.faults, beats=self.beats, on_error=self.cache.clear)
 
-    async def _entry_isolated(self, rd: GroupReader, mid: str, fields: dict) -> None:
+    async def _entry_isolated(self, rd: GroupReader, mid: str, fields: dict, delivered: int = 1) -> None:
         """One log entry; an entry that cannot be applied stays pending (reclaimed later) and is
-        logged, and never holds up the entries read or reclaimed with it."""
+        logged, and never holds up the entries read or reclaimed with it; after
+        ``max_failures`` failed tries it is parked (see the module docstring)."""
+        fails = self.keys.failures(rd.stream)
         try:
             await self._entry(rd, mid, fields)
+            if delivered > 1:
+                await self.r.hdel(fails, mid)
         except Exception as exc:
             if is_connection_error(exc):
                 raise
             gid = fields.get(b"g", b"?").decode(errors="replace")
             log.exception("projection_failed", log_stream=rd.stream, message_id=mid, game_id=gid[:80])
             self.cache.pop(gid, None)
+            if await self.r.hincrby(fails, mid, 1) >= self.max_failures:
+                error = f"projection failed {self.max_failures} times: {type(exc).__name__}: {exc}"[:500]
+                p = self.keys.partition(gid) if GAME_ID.match(gid) else int(rd.stream.rsplit(":p", 1)[-1].split("}", 1)[0])
+                await self.store.park(stream=rd.stream, dead=self.keys.log_dead(p), group=GROUP, msg_id=mid,
+                                      payload=fields.get(b"e", b""), error=error)
+                await self.r.hdel(fails, mid)
+                self.parked_entries += 1
+                log.error("projection_parked", log_stream=rd.stream, message_id=mid, game_id=gid[:80],
+                          version=fields.get(b"v", b"?").decode(errors="replace")[:20], error=error)
 
     async def _entry(self, rd: GroupReader, mid: str, fields: dict) -> None:
         gid = fields[b"g"].decode()

@@ -142,6 +142,16 @@ def test_a_bad_practice_start_is_refused_at_create():
     assert out.code == "bad_seats"
 
 
+def test_legal_encounter_choices_are_bounded_for_a_large_hand():
+    from services.games.questeros.eros.rules import CARDS, HEALTH
+    hand = [c for c in ORDER if CARDS[c].kind == "class" and c not in {"b1", "s1", "o1", "o2", "o3", *HEALTH}][:36]
+    s = rep(started(), hand=tuple(hand), deck=("b9",))
+    encs = [c for c in rules.legal_commands(s, 0) if isinstance(c, Encounter)]
+    assert len(encs) == rules.MAX_ENCOUNTER_CHOICES
+    assert Encounter(cards=["b14", "s14", "o13"]) not in encs
+    assert when(s, Encounter(cards=["b14", "s14", "o13"]))[1].aside[0] == "e1", "a choice beyond the list is accepted"
+
+
 # ------------------------------------------------------------------------------ properties
 
 def _strings(obj) -> set[str]:

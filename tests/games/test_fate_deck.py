@@ -138,3 +138,14 @@ def test_random_sessions_conserve_cards_and_replay_to_the_live_state(seed, seats
         n += 1
     assert fold(FATE_DECK, g.events) == g.game, "replay equals live"
     assert g.game.result.winners == []
+
+
+def test_questhall_titles_names_both_modes_of_the_deck():
+    from typer.testing import CliRunner
+
+    from services.cli import app
+
+    res = CliRunner().invoke(app, ["titles"])
+    assert res.exit_code == 0, res.output
+    assert "eros_quest: Ero's Quest, 1 seat (solo)" in res.output
+    assert "fate_deck: Fate Deck, 2-33 seats (GM + 1-32 players)" in res.output

@@ -578,6 +578,10 @@ def _subsets(items: Sequence[str], lo: int, hi: int) -> Iterable[tuple[str, ...]
         yield from itertools.combinations(items, k)
 
 
+MAX_ENCOUNTER_CHOICES = 64
+MAX_ENCOUNTER_TRIES = 2048
+"""E7: ``view.legal`` lists at most 64 ``encounter`` choices, found among the first 2048
+candidates (a large hand has thousands of Warlock subsets); every valid choice is accepted."""
 _PROBE = SeededChance(bytes(32), 0)
 """A chance for trying commands in ``legal_commands`` (its draws are thrown away)."""
 
@@ -586,7 +590,8 @@ def legal_commands(s: EState, seat: int) -> list:
     """The commands ``decide`` accepts now. E7: where a choice is a set or an order of cards
     (FORGET's cards, ``choose``'s bottom order), one representative per card is listed: FORGET
     of each single card and of the whole hand; ``choose`` with the rest in looked-at order;
-    every other subset or order is accepted too."""
+    at most ``MAX_ENCOUNTER_CHOICES`` Encounter choices; every other subset or order is
+    accepted too."""
     if seat != 0 or s.phase in ("setup", "over"):
         return []
     out: list = []
@@ -624,7 +629,8 @@ def legal_commands(s: EState, seat: int) -> list:
     if ok(Learn()):
         out.append(Learn())
     if "encounter" not in s.actions and s.epics:
-        out += [e for e in encounter_choices(s) if ok(e)]
+        tried = itertools.islice(encounter_choices(s), MAX_ENCOUNTER_TRIES)
+        out += list(itertools.islice((e for e in tried if ok(e)), MAX_ENCOUNTER_CHOICES))
     if "recover" not in s.actions:
         out += [Recover(card=c, target=t) for c in hand if CARDS[c].value >= 11 for t in canonical(s.used)
                 if ok(Recover(card=c, target=t))]
@@ -632,26 +638,27 @@ def legal_commands(s: EState, seat: int) -> list:
     return out
 
 
-def encounter_choices(s: EState) -> list[Encounter]:
-    """Candidate ``encounter`` commands for the next Epic (checked by ``decide`` afterwards)."""
+def encounter_choices(s: EState) -> Iterable[Encounter]:
+    """Candidate ``encounter`` commands for the next Epic, lazily (``decide`` checks each)."""
     enc = PACK[s.epics[0]]
     p = enc.params
     hand = canonical(s.hand)
     orbs = [o for o in s.orbs if usable(s, o)]
     if enc.require == "nothing":
-        return [Encounter()]
-    if enc.require == "give":
-        return [Encounter(cards=list(c)) for c in _subsets(hand, p.get("min_cards", 1), p.get("max_cards", 1))]
-    if enc.require == "use_orbs":
-        return [Encounter(orbs=list(c)) for c in _subsets(orbs, 1, len(orbs))]
-    if enc.require == "ally":
-        return [Encounter()] + [Encounter(cards=[c]) for c in hand]
-    out = [Encounter()]
-    if p.get("deter_give"):
-        out += [Encounter(cards=list(c), deter=True) for c in _subsets(hand, p["deter_give"], p["deter_give"])]
-    if p.get("deter_orbs"):
-        out += [Encounter(orbs=list(c), deter=True) for c in _subsets(orbs, 1, len(orbs))]
-    return out
+        yield Encounter()
+    elif enc.require == "give":
+        yield from (Encounter(cards=list(c)) for c in _subsets(hand, p.get("min_cards", 1), p.get("max_cards", 1)))
+    elif enc.require == "use_orbs":
+        yield from (Encounter(orbs=list(c)) for c in _subsets(orbs, 1, len(orbs)))
+    elif enc.require == "ally":
+        yield Encounter()
+        yield from (Encounter(cards=[c]) for c in hand)
+    else:
+        yield Encounter()
+        if p.get("deter_give"):
+            yield from (Encounter(cards=list(c), deter=True) for c in _subsets(hand, p["deter_give"], p["deter_give"]))
+        if p.get("deter_orbs"):
+            yield from (Encounter(orbs=list(c), deter=True) for c in _subsets(orbs, 1, len(orbs)))
 
 
 def default_move(s: EState, seat: int):
