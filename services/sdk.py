@@ -142,23 +142,29 @@ class Gateway:
             body["game_id"] = game_id
         return msgspec.convert(await self.request("POST", "/games", body=body), GameCreatedReply)
 
-    async def join(self, game_id: str, name: str, seat: int | None = None, client_seed: str = "",
-                   command_id: str | None = None, seat_key: Any = True) -> SeatClient:
+    async def join(self, game_id: str, name: str = "", seat: int | None = None, client_seed: str = "",
+                   command_id: str | None = None, seat_key: Any = True, bot: str = "") -> SeatClient:
         """Take a seat (None: the lowest open one); returns its SeatClient with the token.
 
         ``seat_key``: True (default) registers a fresh Ed25519 key for the seat, so that every
         command of the seat is signed by this client (not even the operator can forge one); a
         :class:`~services.kernel.signing.SigningKey` registers that key; False registers none.
+        ``bot``: seat one of the title's named bots instead, played by the server's bot service
+        (no seat key: the server plays it).
         """
         from services.kernel.signing import SigningKey
 
-        if seat_key is True:  # a retry of a join (same command id) must register the same key
+        if bot:
+            key = None
+        elif seat_key is True:  # a retry of a join (same command id) must register the same key
             key = self._join_keys.setdefault((game_id, command_id), SigningKey.generate()) if command_id else SigningKey.generate()
         else:
             key = seat_key or None
         body: dict[str, Any] = {"name": name, "client_seed": client_seed}
         if key is not None:
             body["public_key"] = key.public_key
+        if bot:
+            body["bot"] = bot
         if seat is not None:
             body["seat"] = seat
         if command_id:

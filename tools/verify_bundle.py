@@ -92,7 +92,7 @@ def command_fields(cmd):
 def fold_keys(keys, body):
     kind = body.get("type")
     return {**keys, body["seat"]: body.get("public_key", "") if kind == "seat_joined" else ""} \
-        if kind in ("seat_joined", "seat_left") else keys
+        if kind in ("seat_joined", "seat_left", "seat_botted") else keys  # a botted seat: the server plays it
 
 
 def check_receipts(b, doc):

@@ -115,7 +115,7 @@ async def get_game(game_id: str, gw: GatewayService) -> LobbyGame:
       summary="Take a seat; returns the seat token")
 async def join_game(game_id: str, data: JoinRequest, gw: GatewayService, request: Request) -> SeatGrant:
     await gw.admit("join", _address(request), gw.config.admit_joins)
-    return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id, data.public_key)
+    return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id, data.public_key, data.bot)
 
 
 @get("/games/{game_id:str}/head", responses=_errors(404), summary="The game's current version and head hash, signed")

@@ -58,7 +58,7 @@ MAX_VERSION = 2**53
 # other rule rejection is 409 (well-formed, but the game's state refuses it).
 UNPROCESSABLE = frozenset({
     "bad_command", "unknown_command", "bad_options", "bad_seats", "bad_name", "bad_client_seed",
-    "seat_out_of_range", "handling_failed", "bad_reason",
+    "seat_out_of_range", "handling_failed", "bad_reason", "unknown_bot",
 })
 
 
@@ -342,11 +342,14 @@ class GatewayService:
                                 receipt=self.receipt(gid, out.version, out.head_hash))
 
     async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None,
-                   public_key: str = "") -> SeatGrant:
-        """Join ``seat`` (None: the lowest open one) and issue its token. Raises ApiError on a rejection."""
+                   public_key: str = "", bot: str = "") -> SeatGrant:
+        """Join ``seat`` (None: the lowest open one) and issue its token; ``public_key``: the seat's
+        key (every later command signed with it); ``bot``: seat the title's named bot, played by the
+        bot service. Raises ApiError on a rejection."""
         title = await self.title_of(game_id)
+        name = name.strip() or (f"{bot} bot" if bot else "")
         if seat is not None:
-            return await self._join(title, game_id, name, seat, client_seed, client_id, public_key)
+            return await self._join(title, game_id, name, seat, client_seed, client_id, public_key, bot)
         if client_id is not None:  # a retry of a join that took a seat gets that seat again, not a second one
             if len(client_id) > 60 or not COMMAND_ID.match(client_id):
                 raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
@@ -354,7 +357,7 @@ class GatewayService:
             raws = await self.r.mget([self.keys.outcome(game_id, self.join_id(i, client_id)) for i in range(n)])
             for i, raw in enumerate(raws):
                 if raw is not None and isinstance(decode_outcome(raw), Accepted):
-                    return await self._join(title, game_id, name, i, client_seed, client_id, public_key)
+                    return await self._join(title, game_id, name, i, client_seed, client_id, public_key, bot)
         # The lowest open seat as the lobby read model knows it; the lobby may lag behind a
         # join, so a ``seat_taken`` moves on to the next seat.
         h = await self.r.hmget(self.keys.lobby_game(game_id), ["names", "seats"])
@@ -362,17 +365,18 @@ class GatewayService:
         candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or 1))
         for i in candidates:
             try:
-                return await self._join(title, game_id, name, i, client_seed, client_id, public_key)
+                return await self._join(title, game_id, name, i, client_seed, client_id, public_key, bot)
             except ApiError as exc:
                 if exc.code != "seat_taken":
                     raise
         raise ApiError(409, "no_open_seat", "Every seat of this game is taken.")
 
     async def _join(self, title: str, game_id: str, name: str, seat: int, client_seed: str, client_id: str | None,
-                    public_key: str = "") -> SeatGrant:
+                    public_key: str = "", bot: str = "") -> SeatGrant:
         if not 0 <= seat < 64:
             raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
-        out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed, public_key=public_key), seat,
+        out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed, public_key=public_key,
+                                                         bot=bot[:40]), seat,
                                 client_id=client_id or new_id("j"), player=name, join=True)
         holders = await self.seat_holders(game_id)
         if seat >= len(holders) or holders[seat] != out.version:  # a retry of a join whose seat was left (and retaken)

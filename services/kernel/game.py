@@ -318,6 +318,11 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
     due = game.clock.deadline_of(seat) if game.clock is not None else None
     if due is not None and envelope.received_at > due.at:
         raise Rejection("out_of_time", f"Seat {seat}'s deadline has passed; the timeout decides this turn.")
+    if not secret.is_choice(title, body) and not isinstance(body, title.off_turn) and game.rules is not None:
+        waiting = list(title.to_move(game.rules))
+        if seat not in waiting:  # precedence: not seated, not your turn, then the title's rules
+            who = ", ".join(map(str, waiting)) or "nobody"
+            raise Rejection("not_your_turn", f"The game waits for seat {who}, not seat {seat}.")
     undo_on = game.options.get("undo", "off") != "off"
     watched = undos.WatchedChance(chance) if undo_on else chance
     choice = secret.is_choice(title, body)
@@ -336,10 +341,13 @@ def check_seat_signature(game: Game, envelope: CommandEnvelope) -> None:
     over ``seat_message(game, seat, expected_version, body hash)``.
 
     Raises Rejection ``signature_required`` (none, or no ``expected_version`` to bind it to) or
-    ``bad_signature``. Source: issue 13, "Seat keys".
+    ``bad_signature``. A seat the server's bot plays (``seat_botted`` in the log) is not
+    checked: from that event on its moves are the bot service's. Source: issue 13, "Seat keys".
     """
     seat = envelope.seat
     key = game.seat_keys[seat] if seat is not None and 0 <= seat < len(game.seat_keys) else ""
+    if seat is not None and seat < len(game.bots) and game.bots[seat]:
+        return  # the server's bot plays the seat (a recorded seat_botted event: its timeout, or joined as a bot)
     if not key:
         return
     if not envelope.signature or envelope.expected_version is None:
