@@ -378,16 +378,17 @@ class GatewayService:
         out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed, public_key=public_key,
                                                          bot=bot[:40]), seat,
                                 client_id=client_id or new_id("j"), player=name, join=True)
+        joined_at = out.version - out.events + 1  # seat_joined is the join's first event (a bot's seat_botted follows)
         holders = await self.seat_holders(game_id)
-        if seat >= len(holders) or holders[seat] != out.version:  # a retry of a join whose seat was left (and retaken)
+        if seat >= len(holders) or holders[seat] != joined_at:  # a retry of a join whose seat was left (and retaken)
             raise ApiError(409, "seat_taken", f"Seat {seat} was left or taken by a later join since this join.",
                            command_id=client_id)
         try:
-            shown = clean_name(name)  # what the worker stored in seat_joined
+            shown = clean_name(name if name.strip() or not bot else f"{bot} bot")  # what the worker stored in seat_joined
         except Rejection:
             shown = name.strip()
         token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown, self.config.token_ttl,
-                             join_version=out.version)
+                             join_version=joined_at)
         return SeatGrant(game_id=game_id, title=title, seat=seat, name=shown, token=token, version=out.version,
                          receipt=self.receipt(game_id, out.version, out.head_hash))
 

@@ -346,7 +346,7 @@ def check_seat_signature(game: Game, envelope: CommandEnvelope) -> None:
     """
     seat = envelope.seat
     key = game.seat_keys[seat] if seat is not None and 0 <= seat < len(game.seat_keys) else ""
-    if seat is not None and seat < len(game.bots) and game.bots[seat]:
+    if seat is not None and 0 <= seat < len(game.bots) and game.bots[seat]:
         return  # the server's bot plays the seat (a recorded seat_botted event: its timeout, or joined as a bot)
     if not key:
         return
