@@ -26,6 +26,8 @@ log = structlog.get_logger("questhall.consumer")
 
 Handler = Callable[[GroupReader, str, dict, int], Awaitable[None]]
 """``handle(reader, message id, fields, times delivered)``."""
+BatchHandler = Callable[[GroupReader, list[tuple[str, dict, int]]], Awaitable[None]]
+"""``handle_batch(reader, [(message id, fields, times delivered)])``: one read (or reclaim) at once."""
 
 
 def consumer_name(kind: str) -> str:
@@ -56,10 +58,13 @@ async def retry_connection(fn: Any, *args: Any) -> Any:
         delay = min(delay * 2, 2.0)
 
 
-async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms: int, reap_idle_ms: int,
+async def consume(rd: GroupReader, handle: Handler | None, *, service: str, min_idle_ms: int, reap_idle_ms: int,
                   faults: set[str], beats: dict[str, float], on_error: Callable[[], None],
-                  trim: bool = False) -> None:
+                  trim: bool = False, handle_batch: BatchHandler | None = None) -> None:
     """Serve ``rd`` until cancelled (see the module docstring). ``beats[stream]`` is the liveness beat.
+
+    Entries go to ``handle_batch`` (every entry of one read or reclaim in one call) if given,
+    else one by one to ``handle``.
 
     ``faults``: test hook; ``hang_after_read`` hangs while holding the entries just read.
     """
@@ -71,8 +76,13 @@ async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms
         try:
             if time.monotonic() - last_claim >= claim_every:
                 last_claim = time.monotonic()
-                for mid, fields, delivered in await rd.claim(min_idle_ms):
-                    await handle(rd, mid, fields, delivered)
+                claimed = await rd.claim(min_idle_ms)
+                if handle_batch is not None:
+                    if claimed:
+                        await handle_batch(rd, claimed)
+                else:
+                    for mid, fields, delivered in claimed:
+                        await handle(rd, mid, fields, delivered)
             if time.monotonic() - last_reap >= 60:
                 last_reap = time.monotonic()
                 await rd.reap(reap_idle_ms)
@@ -82,8 +92,12 @@ async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms
             if entries and "hang_after_read" in faults:
                 log.warning("fault_hang_after_read", service=service, pending=len(entries))
                 await anyio.sleep_forever()
-            for mid, fields in entries:
-                await handle(rd, mid, fields, 1)
+            if handle_batch is not None:
+                if entries:
+                    await handle_batch(rd, [(mid, fields, 1) for mid, fields in entries])
+            else:
+                for mid, fields in entries:
+                    await handle(rd, mid, fields, 1)
         except Exception as exc:
             if is_connection_error(exc):
                 log.warning("redis_unavailable", service=service, error=str(exc))

@@ -12,7 +12,8 @@ loop is busy:
 - ``GET /metrics`` -- Prometheus text format: ``questhall_handled_total`` (commands handled by
   a worker, or read-model updates by a projector), ``questhall_loop_age_seconds`` (oldest
   partition loop heartbeat), ``questhall_ready`` (last readiness answer), plus the client's
-  default process and Python collectors.
+  default process and Python collectors; a worker adds ``questhall_commands_total{outcome}``
+  (accepted, rejected, duplicate, conflict, failed: the per-command log lines are at debug level).
 """
 
 from __future__ import annotations
@@ -104,6 +105,13 @@ class Health:
                                       labels=["service"])
         handled.add_metric([self.kind], float(getattr(self.service, "handled", getattr(self.service, "applied", 0))))
         yield handled
+        counts = getattr(self.service, "counts", None)
+        if counts is not None:  # a worker: commands by outcome (the per-command log lines are at debug level)
+            by = CounterMetricFamily("questhall_commands", "Commands by outcome (accepted, rejected, duplicate, "
+                                     "conflict = decided again, failed).", labels=["outcome"])
+            for outcome, n in sorted(counts.items()):
+                by.add_metric([outcome], float(n))
+            yield by
         yield GaugeMetricFamily("questhall_loop_age_seconds", "Seconds since the least recent partition loop went round.",
                                 value=self.loop_age())
         yield GaugeMetricFamily("questhall_ready", "Last readiness answer (1 ready).", value=float(self.last_ready))
