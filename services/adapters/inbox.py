@@ -13,8 +13,9 @@ on a single Redis; on Redis Cluster one per partition, since a multi-key blockin
 in one slot) and resolves the waiting futures by ``(game id, command id)``. The stored outcome
 stays the source of truth: a waiter not answered by its inbox checks the stored outcome after
 0.5 s, then at doubling intervals up to 4 s, in one pipeline per sweep for every waiter due (a
-missed delivery, an entry sent without an inbox, a Redis restart that lost the list); and
-after the reader lost its connection, every waiter is checked at once.
+missed delivery, an entry sent without an inbox). When the reader loses its connection, every
+waiter gets a connection error, as a caller blocked on Redis would: Redis may have lost what
+it sent, so it sends again with the same command id (what the bus client does).
 
 Why lists per partition, not (sharded) pub/sub: a push to a list is kept while the reader is
 reconnecting (pub/sub drops it), it needs Redis >= 7.0 only for ``BLMPOP`` (``BLPOP`` is used
@@ -34,6 +35,7 @@ from typing import Any
 
 import msgspec
 import structlog
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from schemas.envelope import Accepted, Outcome, Rejected
@@ -115,6 +117,16 @@ class Inbox:
                 fut.set_result(out)
         return True
 
+    def _fail_all(self, exc: Exception) -> None:
+        """Raise a connection error in every waiter: Redis may have lost what they sent (a
+        restart without the last writes), so each sends its command again (same command id:
+        the first outcome is the only one) once Redis answers."""
+        waiters, self.waiters = self.waiters, {}
+        for w in waiters.values():
+            for fut in w.futures:
+                if not fut.done():
+                    fut.set_exception(RedisConnectionError(f"the reply inbox lost its connection ({exc}); send again"))
+
     # -- the reader -------------------------------------------------------------------------
     def _ensure_running(self) -> None:
         """Start the reader tasks (and the sweep) that are not running (each stops when nothing waits)."""
@@ -143,7 +155,7 @@ class Inbox:
                     use_blmpop = False  # Redis < 7.0
                     continue
                 log.warning("inbox_unavailable", error=str(exc), retry_in=delay)
-                self._recheck = True
+                self._fail_all(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
                 continue

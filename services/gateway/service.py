@@ -23,6 +23,7 @@ from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import CommandBus, Settings, decode_outcome
 from services.gateway import tokens
 from services.gateway.config import GatewayConfig
+from services.gateway.fanout import ChangeFeed
 from services.gateway.metrics import Metrics
 from services.kernel import titles as all_titles
 
@@ -90,6 +91,8 @@ class GatewayService:
         self.config = config
         self.metrics = metrics
         self.bus = CommandBus(r, settings)
+        self.changes = ChangeFeed(r, self.keys)
+        """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
         self._titles: OrderedDict[str, str] = OrderedDict()
         self.title_infos = [
             TitleInfo(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
