@@ -46,6 +46,11 @@ class CommandEnvelope(Record, Generic[B], forbid_unknown_fields=True):
     """If set, the command is refused with ``stale_version`` unless the game is at it."""
     issued_at: int = 0
     """Client time in ms since the epoch (informational; rules never read the clock)."""
+    received_at: int = 0
+    """Server time in ms since the epoch, stamped by the worker when it decides the command (a
+    client's value is overwritten). The lifecycle's only source of time: deadlines are computed
+    from it, so replay and audit re-decide with the same time. Left out of the command hash
+    while 0 (commands stored before clocks existed keep their hash)."""
 
 
 class EventEnvelope(Record, Generic[B]):
@@ -96,6 +101,46 @@ Outcome = Accepted | Rejected
 
 
 # ---------------------------------------------------------------------------------------------
+# Lifecycle options (every title; given in ``create``'s ``options`` next to the title's own)
+
+ClockKind = Literal["none", "move", "bank", "correspondence"]
+OnTimeout = Literal["default_move", "forfeit", "bot"]
+UndoPolicy = Literal["off", "own_move", "agreed"]
+
+DAY_SECONDS = 86_400
+CORRESPONDENCE_SECONDS = DAY_SECONDS
+"""The ``correspondence`` preset: a ``move`` clock of 24 h per decision."""
+
+
+class LifecycleOptions(Record, forbid_unknown_fields=True):
+    """Options of the lifecycle shared by every title (services/kernel/clock.py).
+
+    Bounds (``bad_options`` outside them): seconds 1 to 30 days, increment 0 to 1 day,
+    ``absent_after`` 0 to 100.
+    """
+
+    clock: ClockKind = "none"
+    """``none``; ``move``: ``move_seconds`` per decision; ``bank``: ``bank_seconds`` per seat for
+    the whole game plus ``increment_seconds`` after every move (chess style);
+    ``correspondence``: a ``move`` clock of 24 h (stored as ``move`` with 86400 s)."""
+    move_seconds: int = 60
+    bank_seconds: int = 600
+    increment_seconds: int = 5
+    on_timeout: OnTimeout = "default_move"
+    """What a timeout does: the title's default move, a forfeit of the seat, or the seat is
+    handed to a bot (``timeout_bot``, default the title's first) that plays this move and the rest."""
+    timeout_bot: str = ""
+    absent_after: int = 3
+    """Mark a seat absent after this many timeouts in a row (0: never)."""
+    undo: UndoPolicy = "off"
+    """``own_move``: a seat may take back its last undoable command before any other seat acted;
+    ``agreed``: the other seats accept a request first. Never across a chance draw or a secret."""
+
+
+LIFECYCLE_OPTION_NAMES = frozenset(LifecycleOptions.__struct_fields__)
+
+
+# ---------------------------------------------------------------------------------------------
 # Lifecycle commands (shared by every title; see services/kernel/game.py)
 
 
@@ -108,10 +153,15 @@ class CreateGame(Command, tag="create"):
 
 
 class JoinSeat(Command, tag="join"):
-    """Take the envelope's seat. ``client_seed``: optional hex (<= 64 chars) mixed into chance."""
+    """Take the envelope's seat. ``client_seed``: optional hex (<= 64 chars) mixed into chance.
 
-    name: str
+    ``bot``: one of the title's named bots (``questhall titles``) plays the seat, served by the
+    bot service; ``name`` then defaults to ``<bot> bot``.
+    """
+
+    name: str = ""
     client_seed: str = ""
+    bot: str = ""
 
 
 class LeaveSeat(Command, tag="leave"):
@@ -128,7 +178,30 @@ class AbandonGame(Command, tag="abandon"):
     reason: str = ""
 
 
-LifecycleCommand = CreateGame | JoinSeat | LeaveSeat | StartGame | AbandonGame
+class Timeout(Command, tag="timeout"):
+    """A seat's deadline passed: sent by the clock service only (envelope ``seat`` None), with
+    the command id ``timeout:<seat>:<version>``.
+
+    ``version``: the game version the deadline was set at (``Deadline.set_at``). Decided against
+    that version: if the seat's deadline was set again or cleared since (it moved in time, the
+    game ended), the timeout is a stale no-op (accepted, no events), never a second move.
+    """
+
+    seat: int
+    version: int
+
+
+class RequestUndo(Command, tag="undo"):
+    """Take back the last undoable command of the envelope's seat (game option ``undo``)."""
+
+
+class AnswerUndo(Command, tag="answer_undo"):
+    """Accept (``accept`` true) or refuse another seat's pending undo request (``undo = agreed``)."""
+
+    accept: bool
+
+
+LifecycleCommand = CreateGame | JoinSeat | LeaveSeat | StartGame | AbandonGame | Timeout | RequestUndo | AnswerUndo
 LIFECYCLE_COMMANDS: tuple[type[Command], ...] = get_args(LifecycleCommand)
 LIFECYCLE_COMMAND_TAGS = frozenset(t.__struct_config__.tag for t in LIFECYCLE_COMMANDS)
 
@@ -192,7 +265,102 @@ class SeedRevealed(Event, tag="seed_revealed"):
     """Hex of the 32-byte seed; its SHA-256 equals the ``seed_commitment``."""
 
 
-LifecycleEvent = GameCreated | SeatJoined | SeatLeft | GameStarted | GameAbandoned | GameFinished | SeedRevealed
+class Deadline(Record):
+    """When the game stops waiting for one seat."""
+
+    seat: int
+    at: int
+    """Absolute time, ms since the Unix epoch."""
+    set_at: int
+    """The game version this deadline was set at: the ``version`` of its ``timeout`` command."""
+    since: int
+    """When the seat started waiting (ms since the epoch); a time bank is charged from here."""
+
+
+class ClockUpdated(Event, tag="clock_updated"):
+    """The game's clocks after a command (only written when something changed).
+
+    ``deadlines``: one per seat the game waits for; ``banks``: ms left per seat (``bank``
+    clock, else empty); ``timeouts``: timeouts in a row per seat; ``absent``: seats marked absent.
+    """
+
+    deadlines: list[Deadline] = []
+    banks: list[int] = []
+    timeouts: list[int] = []
+    absent: list[int] = []
+
+
+class TimedOut(Event, tag="timed_out"):
+    """A seat's deadline passed; ``action`` (``default_move``, ``forfeit``, ``bot``) says what
+    the game's ``on_timeout`` option did about it and ``reason`` why, in one sentence."""
+
+    seat: int
+    deadline: int
+    """The deadline that passed, ms since the epoch."""
+    action: str
+    reason: str
+
+
+class SeatAbsent(Event, tag="seat_absent"):
+    """The seat timed out ``timeouts`` times in a row (option ``absent_after``): from now on its
+    deadlines fall due at once, until the seat itself moves again."""
+
+    seat: int
+    timeouts: int
+    reason: str
+
+
+class SeatBotted(Event, tag="seat_botted"):
+    """The seat is played by the server's bot ``bot`` from now on; ``reason`` says why."""
+
+    seat: int
+    bot: str
+    reason: str
+
+
+class UndoPoint(Event, tag="undo_point"):
+    """First event of every accepted command of a game with an ``undo`` option: whether the
+    command of ``seat`` (``command_id``) can be taken back and, if not, ``reason`` (the code the
+    undo would be refused with: ``not_undoable``, ``undo_after_chance``, ``undo_after_secret``)."""
+
+    seat: int | None
+    command_id: str
+    undoable: bool
+    reason: str = ""
+
+
+class UndoAccepted(Event, tag="undo_accepted"):
+    """A seat accepted the pending undo request (``undo = agreed``)."""
+
+    seat: int
+
+
+class UndoRequested(Event, tag="undo_requested"):
+    """``seat`` asks to take back its command ``command_id`` (``undo = agreed``: the others answer)."""
+
+    seat: int
+    command_id: str
+
+
+class UndoRefused(Event, tag="undo_refused"):
+    """A seat refused the pending undo request."""
+
+    seat: int
+
+
+class Undone(Event, tag="undone"):
+    """The command ``command_id`` of ``seat`` is taken back: the state is again what it was before
+    it (the log keeps the undone command and its events for the audit)."""
+
+    seat: int
+    command_id: str
+    version: int
+    """The game version before the undone command."""
+
+
+LifecycleEvent = (GameCreated | SeatJoined | SeatLeft | GameStarted | GameAbandoned | GameFinished | SeedRevealed
+                  | ClockUpdated | TimedOut | SeatAbsent | SeatBotted | UndoPoint | UndoRequested | UndoAccepted
+                  | UndoRefused | Undone)
 LIFECYCLE_EVENTS: tuple[type[Event], ...] = get_args(LifecycleEvent)
 LIFECYCLE_EVENT_TAGS = frozenset(t.__struct_config__.tag for t in LIFECYCLE_EVENTS)
 
@@ -203,6 +371,16 @@ class SeatInfo(Record):
     seat: int
     name: str | None = None
     """None while the seat is open."""
+
+
+class UndoInfo(Record):
+    """Public undo facts: whose last command may be taken back, and a pending request."""
+
+    seat: int | None
+    undoable: bool
+    reason: str = ""
+    requested: bool = False
+    accepted: list[int] = []
 
 
 class ViewEnvelope(Record, Generic[B]):
@@ -217,8 +395,23 @@ class ViewEnvelope(Record, Generic[B]):
     view: B | None
     """The title's view of its state for that seat; None before the game starts."""
     to_move: list[int] = []
-    """Seats whose input the game waits for (empty outside an active game)."""
+    """Seats whose input the game waits for (empty outside an active game). While a
+    simultaneous secret choice is open: the awaited seats that have not chosen yet."""
     result: Result | None = None
+    deadlines: list[Deadline] = []
+    """The deadline of every seat the game waits for (empty without a clock)."""
+    banks: list[int] = []
+    """Time bank left per seat in ms (``clock = bank`` only)."""
+    bots: list[str | None] = []
+    """Per seat: the server bot playing it, or None for a person (empty: no bot seat)."""
+    absent: list[int] = []
+    """Seats marked absent after timing out ``absent_after`` times in a row."""
+    undo: UndoInfo | None = None
+    """The last command's undo state (games with an ``undo`` option)."""
+    chosen: list[int] = []
+    """Seats that have made their secret choice in the open simultaneous choice (public)."""
+    my_choice: dict | None = None
+    """This seat's own pending secret choice (the command as JSON), until the reveal."""
 
 
 class FeedEntry(Record, Generic[B]):

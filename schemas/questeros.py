@@ -36,8 +36,9 @@ class Bid(Command, tag="questeros.bid"):
 
 
 class PlayCard(Command, tag="questeros.play_card"):
-    """Play ``card`` from your hand. ``pay_xp``: pay 1 XP to play an Epic (or God) while holding
-    the Preferred Class, or a non-Epic while holding an Epic when Epics are preferred."""
+    """Play ``card`` from your hand. ``pay_xp``: pay 1 XP to play an Epic (never a God) while
+    holding the Class led, or any card that is not an Epic (a God included) while holding an
+    Epic when Epics are preferred (RULINGS.md "Questeros", Gods)."""
 
     card: str
     pay_xp: bool = False

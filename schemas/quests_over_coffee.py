@@ -26,7 +26,13 @@ class QocOptions(Options):
     companions: bool = False
     """Play with Companion cards (rulebook: optional)."""
     player_side: str = "barista"
-    """Side of the Player card every seat uses (content/player.toml)."""
+    """Side of the Player card every seat uses (content/player.toml), unless ``player_sides`` is given."""
+    player_sides: list[str] = []
+    """Co-op (2-Player Variant Setup 2: "Both Players individually complete the Player Setup"):
+    one side per seat, in seat order, e.g. ``["barista", "night-owl"]``; empty: ``player_side``."""
+    board_quests: list[str] = []
+    """Quest Board variant only: the 10 quest ids the players choose (3 one-star, 4 two-star,
+    3 three-star, all different); empty: the server draws them at random by star count."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -86,15 +92,27 @@ class GiveItem(Command, tag="qoc.give_item"):
     item: str
 
 
+class SwapItem(Command, tag="qoc.swap_item"):
+    """Co-op 7: exchange your ``item`` for your partner's ``take``, one for one (any time, also
+    while the items are kept and when both hold the most items allowed)."""
+
+    item: str
+    take: str
+
+
 class Accept(Command, tag="qoc.accept"):
-    """Accept the roll: Fail / abandon / Success and the Special Condition are applied.
+    """Accept the roll: the Fail or Success event, then the Special event, are applied.
 
     ``respond``: items used in response, resolved first (last in, first out).
-    ``to_partner``: co-op split, units of ``health``/``luck`` change given to the partner.
+    ``to_partner``: co-op split of the Fail/Success event: units of the ``health``/``luck``
+    change and items (``item``: how many of the drawn items) given to the partner
+    (0..|change|; default half of health/luck, rounded down, and no items).
+    ``special_to_partner``: the same for the Special event.
     """
 
     respond: list[str] = []
     to_partner: dict[str, int] = {}
+    special_to_partner: dict[str, int] = {}
 
 
 class ChooseShopOrder(Command, tag="qoc.choose_shop_order"):
@@ -124,11 +142,11 @@ class LeaveShop(Command, tag="qoc.leave_shop"):
 
 
 QocCommand = (
-    KeepItem | ChooseQuest | PayForHelp | Roll | ChooseDice | Reroll | UseItem | GiveItem | Accept
+    KeepItem | ChooseQuest | PayForHelp | Roll | ChooseDice | Reroll | UseItem | GiveItem | SwapItem | Accept
     | ChooseShopOrder | Buy | Trade | SwapEnvironment | LeaveShop
 )
 COMMAND_TYPES = (KeepItem, ChooseQuest, PayForHelp, Roll, ChooseDice, Reroll, UseItem, GiveItem,
-                 Accept, ChooseShopOrder, Buy, Trade, SwapEnvironment, LeaveShop)
+                 SwapItem, Accept, ChooseShopOrder, Buy, Trade, SwapEnvironment, LeaveShop)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,6 +241,16 @@ class ItemGiven(Event, tag="qoc.item_given"):
     party: Party
 
 
+class ItemSwapped(Event, tag="qoc.item_swapped"):
+    """Co-op 7: ``seat`` gave ``gave`` to ``to`` and took ``took`` from it."""
+
+    seat: int
+    gave: str
+    took: str
+    to: int
+    party: Party
+
+
 class QuestResolved(Event, tag="qoc.quest_resolved"):
     """``band``: fail / abandon / success; ``special``: whether the Special Condition held."""
 
@@ -289,7 +317,7 @@ class ShopClosed(Event, tag="qoc.shop_closed"):
 
 
 EVENT_TYPES = (SetUp, ItemKept, LeaderRolled, QuestChosen, HelpPaid, Rolled, DiceChosen, Rerolled,
-               ItemUsed, ItemGiven, QuestResolved, ShopOpened, ShopOrderChosen, ItemBought,
+               ItemUsed, ItemGiven, ItemSwapped, QuestResolved, ShopOpened, ShopOrderChosen, ItemBought,
                ItemTraded, EnvironmentSwapped, ShopLeft, ShopClosed)
 
 HIDDEN_FIELDS = ("deck", "item_deck", "environments", "companions")

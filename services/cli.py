@@ -168,10 +168,34 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
 
 
 @app.command()
+def clock(partitions: Annotated[str, typer.Option(help="Partitions to serve (default all).")] = "",
+          tick: Annotated[float, typer.Option(help="Seconds between scans of the due deadlines.")] = 0.2,
+          min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
+          health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
+    """Run the clock service: keeps every game's deadlines (group ``clock`` on the partition logs)
+    and sends a ``timeout`` through the bus when one passes. Any number of replicas."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.runtime.clock import GROUP, Clock
+
+    url = _url()
+    s = _settings(url)
+
+    async def main() -> None:
+        r = connect(url)
+        c = Clock(r, s, partitions=_parts(partitions, s.partitions), tick=tick, min_idle_ms=min_idle_ms)
+        if health_port:
+            _health(c, "clock", [s.keys.log(p) for p in c.partitions], GROUP, url, health_port)
+        await c.run()
+
+    _run_until_stopped(main)
+
+
+@app.command()
 def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1",
           port: Annotated[int, typer.Option(help="Gateway port (0: a free one).")] = 8000,
           gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
-    """Run every title's worker, the projector and the gateway in one process (embedded Valkey unless REDIS_URL)."""
+    """Run every title's worker, the projector, the clock and the gateway in one process (embedded Valkey unless REDIS_URL)."""
     logs.configure()
     from services.runtime.serve import services_running
 
@@ -180,10 +204,10 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
             if gateway:
                 from services.gateway.server import gateway_running
 
-                async with gateway_running(_settings(url), host=host, port=port) as bound:
+                async with gateway_running(_settings(url), host=host, port=port, service_kwargs={"clock": True}) as bound:
                     err.print(f"Serving on {url}; gateway on http://{host}:{bound} (OpenAPI at /schema); Ctrl-C to stop.")
                     await anyio.sleep_forever()
-            async with services_running(_settings(url)):
+            async with services_running(_settings(url), clock=True):
                 err.print(f"Serving on {url}; Ctrl-C to stop.")
                 await anyio.sleep_forever()
 
@@ -302,12 +326,23 @@ def rebuild_cmd() -> None:
 
 @app.command()
 def titles() -> None:
-    """List the registered titles with their seat counts and options."""
+    """List the registered titles: seats, options, bots, default move, and the clock and undo
+    options every title has (docs/gateway.md "Clocks, timeouts, undo and bots")."""
+    from typing import get_args
+
+    from schemas.envelope import ClockKind, LifecycleOptions, OnTimeout, UndoPolicy
     from services.kernel import titles as all_titles
 
     for name, t in sorted(all_titles().items()):
         opts = msgspec.to_builtins(t.options_type())
         console.print(f"{name}: {t.display_name}, {t.min_seats}-{t.max_seats} seats, options {opts}")
+        undoable = [c.__struct_config__.tag for c in t.undoable] or ["none"]
+        console.print(f"  bots {sorted(t.bots)}; undoable {undoable}; timeout's default move: {t.default_move_text}", markup=False)
+    d = LifecycleOptions()
+    console.print(f"every title: clock {'|'.join(get_args(ClockKind))} (move_seconds {d.move_seconds}, bank_seconds "
+                  f"{d.bank_seconds}, increment_seconds {d.increment_seconds}; correspondence = 24 h per move), "
+                  f"on_timeout {'|'.join(get_args(OnTimeout))} (timeout_bot, absent_after {d.absent_after}), "
+                  f"undo {'|'.join(get_args(UndoPolicy))}", markup=False)
 
 
 @app.command()

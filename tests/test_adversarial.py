@@ -464,7 +464,7 @@ def test_the_seed_appears_nowhere_but_its_key_until_the_game_ends(settings, caps
     key but ``:secret`` (views, feeds, outcomes, replies, dead letters, lobby, snapshots, events)
     and in no log line; seat 1's view and feed never show seat 0's card."""
     async def main():
-        async with services_running(settings, titles=["toy"], worker_kwargs={"min_idle_ms": 100, "max_deliveries": 1}) as s:
+        async with services_running(settings, titles=["toy"], worker_kwargs={"min_idle_ms": 100, "max_failures": 1}) as s:
             r = s["redis"]
             c = BusClient(r, settings, timeout=10)
             k = settings.keys

@@ -211,7 +211,7 @@ def test_rebuild_gives_byte_identical_read_models(settings):
 
 def test_unknown_event_type_in_a_stream_is_an_explicit_error_naming_game_and_version(settings):
     async def main():
-        async with services_running(settings, titles=["toy"], worker_kwargs={"min_idle_ms": 100, "max_deliveries": 2}) as s:
+        async with services_running(settings, titles=["toy"], worker_kwargs={"min_idle_ms": 100, "max_failures": 2}) as s:
             r = s["redis"]
             c = BusClient(r, settings)
             gid, v = await c.setup("toy", 2, {"target": 50})

@@ -116,7 +116,7 @@ def cases(draw) -> dict:
     return {"title": title, "defect": defect, "body": body, "seat_pick": draw(st.integers(0, 10**6)),
             "version_delta": draw(st.one_of(st.integers(-5, -1), st.integers(1, 5), st.just(10**12))),
             "expected_version": draw(st.one_of(st.none(), st.none(), st.none(), HUGE)),
-            "bad_seat": draw(st.one_of(st.text(max_size=5), st.floats(allow_nan=False), st.lists(st.integers(), max_size=2),
+            "bad_seat": draw(st.one_of(st.text(max_size=5), st.floats(allow_nan=False), st.lists(st.integers(-(2**63), 2**63 - 1), max_size=2),
                                        st.just(True))),
             "issued_at": draw(st.one_of(st.integers(0, 2**40), st.integers(0, 2**40), HUGE, st.text(max_size=3)))}
 
@@ -124,7 +124,7 @@ def cases(draw) -> dict:
 def test_bad_commands_are_rejected_and_nothing_is_written(settings):
     names = sorted(titles())
     with start_blocking_portal() as portal:
-        cm = portal.wrap_async_context_manager(services_running(settings, worker_kwargs={"min_idle_ms": 1000, "max_deliveries": 3}))
+        cm = portal.wrap_async_context_manager(services_running(settings, worker_kwargs={"min_idle_ms": 1000, "max_failures": 3}))
         with cm as svc:
             r = svc["redis"]
             k = settings.keys

@@ -11,7 +11,7 @@ from services.cli import app
 from services.local.scenario_bus import run_files
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted(ROOT.glob("scenarios/**/*.toml")) + [ROOT / "tests/scenarios/toy_race.toml"]
+FILES = sorted([*ROOT.glob("scenarios/**/*.toml"), *ROOT.glob("scenarios/**/*.json")]) + [ROOT / "tests/scenarios/toy_race.toml"]
 
 
 def test_every_scenario_file_passes_through_redis(redis_url):
@@ -33,5 +33,11 @@ def test_scenario_run_exits_0_when_all_pass_and_1_when_a_step_fails(redis_url, t
     res = runner.invoke(app, ["scenario", "run", str(good), str(bad)])
     assert res.exit_code == 1
     assert "FAIL" in res.output and "expected accepted, got rejected:not_your_turn" in res.output
+    chance = tmp_path / "chance.toml"
+    chance.write_text(good.read_text().replace("shuffle = [7, 3]", "shuffle = [99]"))
+    res = runner.invoke(app, ["scenario", "run", str(chance), str(good)])
+    assert res.exit_code == 1, res.output
+    assert "the scripted chance cannot be honoured" in res.output and "99" in res.output
+    assert "1 passed, 1 failed" in res.output  # the file after the unhonourable one still ran
     missing = runner.invoke(app, ["scenario", "run", str(tmp_path / "nope.toml")])
     assert missing.exit_code == 1 and "nope.toml" in missing.output

@@ -13,7 +13,7 @@ import pytest
 from services.local.scenario import run_local
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted([*ROOT.glob("scenarios/**/*.toml"), *ROOT.glob("tests/scenarios/*.toml")])
+FILES = sorted([*ROOT.glob("scenarios/**/*.toml"), *ROOT.glob("scenarios/**/*.json"), *ROOT.glob("tests/scenarios/*.toml")])
 
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])

@@ -236,23 +236,56 @@ def main() -> None:
     sc.step(1, play("e21"), checks=[chk("view.quests_won", equals=[1, 0]), chk("view.initiative", equals=0)])
     sc.write()
 
-    sc = Sc("god_played_late.toml", "a God played late: it wins, the rest play anything", 3, 0,
-            [[*b(5, 1, 2, 3, 4, 6, 7, 8, 9, 10)], ["nekradis", "b11", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"],
+    sc = Sc("god_played_late.toml", "a God played late by a void player: it wins, the rest play anything", 3, 0,
+            [[*b(5, 1, 2, 3, 4, 6, 7, 8, 9, 10)], ["nekradis", "s11", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"],
              ["b12", "c1", "o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8"]])
     sc.step(1, bid(1))
     sc.step(2, bid(1))
     sc.step(0, bid(1))
     sc.step(0, play("b5"))
-    sc.step(1, play("nekradis"), "rejected:must_follow_preferred_class", note="a God follows as an Epic")
-    sc.step(1, play("nekradis", True), checks=[chk("view.xp", equals=[2, 1, 2])])
+    sc.step(1, play("nekradis", True), "rejected:payment_not_needed", note="seat 1 has no Blades: a God is free")
+    sc.step(1, play("nekradis"), checks=[chk("view.xp", equals=[2, 2, 2])])
     sc.step(2, play("c1", True), "rejected:payment_not_needed")
     sc.step(2, play("c1"), note="seat 2 holds b12 but a God is on the table",
             checks=[chk("view.quests_won", equals=[0, 1, 0]), chk("view.to_move", equals=[1])])
     sc.write()
 
+    # Issue 17, the God reading (RULINGS.md "Questeros", Gods): three cases, two players.
+    sc = Sc("god_cannot_be_bought.toml", "Blades led: a God cannot be bought, the Blades card must be played", 2, 0,
+            [["b5", *b(1, 2, 3, 4, 6, 7, 8, 9, 10)], ["adwanis", "b11", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"]],
+            "Issue 17 case 1: a God is neither a Class nor an Epic card; 1 XP buys only an Epic.")
+    sc.step(1, bid(1))
+    sc.step(0, bid(1))
+    sc.step(0, play("b5"))
+    sc.step(1, play("adwanis", True), "rejected:god_cannot_be_bought",
+            checks=[chk("view.legal", seat=1, equals=[play("b11") | {"pay_xp": False}])])
+    sc.step(1, play("adwanis"), "rejected:must_follow_preferred_class")
+    sc.step(1, play("b11"), checks=[chk("view.quests_won", equals=[0, 1]), chk("view.xp", equals=[2, 2])])
+    sc.write()
+
+    sc = Sc("god_is_no_epic_when_epics_lead.toml", "an Epic led: a God does not count as an Epic, a Blades card is free",
+            2, 0, [["e5", *b(1, 2, 3, 4, 6, 7, 8, 9, 10)], ["nekradis", "b11", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"]],
+            "Issue 17 case 2: seat 1 holds Nekradis and Blades but no Epic: void in Epics.")
+    sc.step(1, bid(1))
+    sc.step(0, bid(1))
+    sc.step(0, play("e5"), checks=[chk("view.preferred", equals="epic")])
+    sc.step(1, play("b11", True), "rejected:payment_not_needed")
+    sc.step(1, play("b11"), checks=[chk("view.quests_won", equals=[1, 0]), chk("view.xp", equals=[2, 2])])
+    sc.write()
+
+    sc = Sc("god_bought_over_epics.toml", "an Epic led: a God instead of the Epic held costs 1 XP", 2, 0,
+            [["e5", *b(1, 2, 3, 4, 6, 7, 8, 9, 10)], ["adwanis", "e3", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"]],
+            "Issue 17 case 3: seat 1 holds an Epic and Adwanis.")
+    sc.step(1, bid(1))
+    sc.step(0, bid(1))
+    sc.step(0, play("e5"))
+    sc.step(1, play("adwanis"), "rejected:must_follow_preferred_class")
+    sc.step(1, play("adwanis", True), checks=[chk("view.quests_won", equals=[0, 1]), chk("view.xp", equals=[2, 1])])
+    sc.write()
+
     sc = Sc("both_gods.toml", "both Gods in one turn: nobody wins, the leader keeps the Initiative", 3, 0,
             [["b2", "adwanis", *b(3, 4, 5, 6, 7, 8, 9, 10)], ["b14", *[f"s{v}" for v in range(1, 10)]],
-             ["nekradis", "s10", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"]])
+             ["nekradis", "e3", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"]])
     sc.step(1, bid(1))
     sc.step(2, bid(1))
     sc.step(0, bid(1))
@@ -261,14 +294,14 @@ def main() -> None:
     sc.step(2, play("c1"), note="void in Blades", checks=[
         chk("view.quests_won", equals=[0, 1, 0]), chk("view.initiative", equals=1)])
     sc.step(1, play("s1"), note="seat 1 (not the dealer) leads turn 2")
-    sc.step(2, play("nekradis"), "rejected:must_follow_preferred_class", note="seat 2 holds s10: a God follows as an Epic")
-    sc.step(2, play("nekradis", True), checks=[chk("view.xp", equals=[2, 2, 1])])
+    sc.step(2, play("nekradis", True), "rejected:payment_not_needed", note="seat 2 has no Staves: a God is free")
+    sc.step(2, play("nekradis"), checks=[chk("view.xp", equals=[2, 2, 2])])
     sc.step(0, play("adwanis", True), "rejected:payment_not_needed", note="a God is on the table: play anything")
     sc.step(0, play("adwanis"), checks=[
         chk("view.quests_won", equals=[0, 1, 0]), chk("view.discarded", equals=["s1", "nekradis", "adwanis"]),
         chk("view.initiative", equals=1), chk("view.dealer", equals=0), chk("view.to_move", equals=[1]),
         chk("view.turn", equals=3), chk("view.table", equals=[]), chk("view.hand_counts", equals=[8, 8, 8]),
-        chk("view.xp", equals=[2, 2, 1])])
+        chk("view.xp", equals=[2, 2, 2])])
     sc.write()
 
     sc = Sc("exact_bid_bonus.toml", "exact bid: +1 XP a Quest and +5", 2, 0, split_hands(0, 5))

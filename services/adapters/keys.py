@@ -7,6 +7,9 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 =============================================  ==================================================
 ``<ns>:{<ns>:pN}:cmd:<title>``                  command stream of a title (consumer group
                                                 ``worker:<title>``)
+``<ns>:{<ns>:pN}:cmd:<title>:failures``         hash: recorded handling failures per message id
+``<ns>:{<ns>:pN}:cmd:<title>:inflight``         hash: message id -> [game, command] of the
+                                                commands read and not yet handled
 ``<ns>:{<ns>:pN}:dead:<title>``                 dead-letter stream of a title
 ``<ns>:{<ns>:pN}:log``                          partition log: every appended event (group
                                                 ``projector``); never trimmed
@@ -29,6 +32,12 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:rm:<game>:applied``            read models: last applied version
 ``<ns>:{<ns>:pN}:rm:<game>:view:<seat|spec>``   read model: JSON view envelope
 ``<ns>:{<ns>:pN}:rm:<game>:feed:<seat|spec>``   read model: event feed stream, id ``<version>-0``
+``<ns>:{<ns>:pN}:deadlines``                    sorted set of the partition's pending deadlines
+                                                (score = deadline ms, member
+                                                ``<title>/<game>/<seat>/<set_at>``; group
+                                                ``clock`` on the log keeps it)
+``<ns>:{<ns>:pN}:deadline-games``               hash: game -> ``<version>|<members>`` last applied
+``<ns>:{<ns>:pN}:deadline-lease:<member>``      a clock replica's short lease on firing one
 ``<ns>:{<ns>:lobby}:...``                       global read models (lobby, results) with their own
                                                 dedupe records, in their own slot
 =============================================  ==================================================
@@ -73,6 +82,12 @@ class Keys:
         """Hash of the last handling error per message id of a command stream."""
         return stream + ":failures"
 
+    def inflight(self, stream: str) -> str:
+        """Hash of the commands in flight on a command stream: message id -> msgpack
+        ``[game id, command id]``, written when a worker reads them, deleted once handled; it
+        names a pending command whose entry was trimmed or deleted (so its caller is answered)."""
+        return stream + ":inflight"
+
     def log(self, p: int) -> str:
         return f"{self.tag(p)}:log"
 
@@ -92,6 +107,15 @@ class Keys:
     def inbox(self, p: int, client: str) -> str:
         """The reply inbox of client process ``client`` in partition ``p`` (same slot as its games)."""
         return f"{self.tag(p)}:inbox:{client}"
+
+    def deadlines(self, p: int) -> str:
+        return f"{self.tag(p)}:deadlines"
+
+    def deadline_games(self, p: int) -> str:
+        return f"{self.tag(p)}:deadline-games"
+
+    def deadline_lease(self, p: int, member: str) -> str:
+        return f"{self.tag(p)}:deadline-lease:{member}"
 
     def rm(self, game_id: str, part: str) -> str:
         return f"{self.tag(self.partition(game_id))}:rm:{game_id}:{part}"

@@ -9,7 +9,8 @@
 - :class:`CommandBus` -- what a client does: put a command on its title's stream and wait for
   the one outcome of its command id.
 - :class:`GroupReader` -- a consumer in a consumer group over one stream: blocking reads
-  (``BLOCK`` shorter than the socket timeout; a timeout is "nothing yet"), the group recreated
+  (``BLOCK`` shorter than the client's socket timeout, checked when the reader is made: a
+  ValueError otherwise, also under ``python -O``; a timeout is "nothing yet"), the group recreated
   on ``NOGROUP`` (``BUSYGROUP`` accepted), pending entries reclaimed with ``XAUTOCLAIM``
   (reply indexed: 3 elements on Redis 7 / Valkey, 2 on 6.2), idle consumers without pending
   entries reaped, never one that holds pending entries.
@@ -207,7 +208,17 @@ class EventStore:
                      dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None,
                      decided_hash: str = "", inbox: str = "") -> Outcome | None:
         """Store a rejection (unless an outcome exists), acknowledge and push it to the sender's
-        reply ``inbox`` (``''`` = none); returns the stored outcome.
+        reply ``inbox`` (``''`` = none); returns the stored outcome, or None on a conflict (see
+        :meth:`reject_tagged`)."""
+        return (await self.reject_tagged(outcome=outcome, stream=stream, group=group, msg_id=msg_id, dead=dead,
+                                         decided_at=decided_at, decided_hash=decided_hash, inbox=inbox))[1]
+
+    async def reject_tagged(self, *, outcome: Rejected, stream: str, group: str, msg_id: str,
+                            dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None,
+                            decided_hash: str = "", inbox: str = "") -> tuple[str, Outcome | None]:
+        """Store a rejection (unless an outcome exists), acknowledge and push it to the sender's
+        reply ``inbox`` (``''`` = none). Returns ``("ok", outcome)`` (stored now), ``("dup", the
+        outcome stored before)`` or ``("conflict", None)``.
 
         ``dead``: ``(dead-letter stream, payload, error)`` to park the command as well.
         ``decided_at``, ``decided_hash``: the game version and last hash the rule refused it on; if
@@ -230,10 +241,10 @@ class EventStore:
                   "" if decided_at is None else decided_at, decided_hash],
         )
         if res[0] == b"conflict":
-            return None
+            return "conflict", None
         if ack_later:
             await self.r.xack(ack_stream, group, ack_later)
-        return decode_outcome(res[1])
+        return res[0].decode(), decode_outcome(res[1])
 
     async def park(self, *, stream: str, dead: str, group: str, msg_id: str, payload: bytes, error: str) -> None:
         """Dead-letter an undecodable entry and acknowledge it."""
@@ -294,13 +305,21 @@ class GroupReader:
     """One consumer of one consumer group over one stream."""
 
     def __init__(self, r: Any, stream: str, group: str, consumer: str, *, count: int = 64, block_ms: int = BLOCK_MS) -> None:
-        assert block_ms / 1000 < SOCKET_TIMEOUT, "BLOCK must be shorter than the socket timeout"
+        """Raises ValueError if ``block_ms`` is not shorter than ``r``'s socket timeout (a blocking
+        read would end in a socket timeout, read as a dead connection, instead of an empty reply)."""
+        timeout = socket_timeout(r)
+        if timeout is not None and block_ms / 1000 >= timeout:
+            raise ValueError(f"BLOCK {block_ms} ms must be shorter than the client's socket timeout ({timeout} s)")
         self.r = r
         self.stream = stream
         self.group = group
         self.consumer = consumer
         self.count = count
         self.block_ms = block_ms
+        self._touch = r.register_script(scripts.TOUCH)
+        self.deleted: list[str] = []
+        """Ids XAUTOCLAIM found pending but no longer in the stream (trimmed or deleted behind the
+        group's back; Redis drops them from the pending list): taken by :meth:`take_deleted`."""
 
     async def ensure_group(self) -> None:
         """Create the group at id 0 (so no entry added before is skipped); BUSYGROUP is fine."""
@@ -324,8 +343,9 @@ class GroupReader:
     async def claim(self, min_idle_ms: int) -> list[tuple[str, dict, int]]:
         """Reclaim entries idle >= ``min_idle_ms`` from any consumer: ``(id, fields, times delivered)``.
 
-        XAUTOCLAIM's reply is indexed (``[next, entries, deleted?]``); deleted entries (trimmed
-        away) are dropped by Redis from the PEL and are skipped here.
+        XAUTOCLAIM's reply is indexed (``[next, entries, deleted?]``); the deleted ids (trimmed
+        or deleted, which Redis 7 / Valkey drop from the pending list) are kept in
+        :attr:`deleted` for the caller to answer (Redis 6.2 has no third element).
         """
         out: list[tuple[str, dict, int]] = []
         start = "0-0"
@@ -338,6 +358,8 @@ class GroupReader:
                     return out
                 raise
             nxt, entries = resp[0], resp[1]
+            if len(resp) > 2 and resp[2]:
+                self.deleted += [m.decode() if isinstance(m, bytes) else m for m in resp[2]]
             claimed = [(m.decode() if isinstance(m, bytes) else m, f) for m, f in _entries(entries) if f is not None]
             if claimed:
                 counts = await self._delivery_counts(claimed[0][0], claimed[-1][0], {m for m, _ in claimed})
@@ -366,6 +388,19 @@ class GroupReader:
             last = pend[-1]["message_id"]
             lo = "(" + (last.decode() if isinstance(last, bytes) else last)
 
+    def take_deleted(self) -> list[str]:
+        """The deleted pending ids found by :meth:`claim` since the last call (then forgotten)."""
+        out, self.deleted = self.deleted, []
+        return out
+
+    async def touch(self, ids: list[str]) -> int:
+        """Reset the idle time of the ``ids`` still pending with this consumer (so no other
+        consumer's ``XAUTOCLAIM`` takes entries this one is working on); the delivery count is
+        not raised. Returns how many were refreshed (atomic script ``TOUCH``)."""
+        if not ids:
+            return 0
+        return int(await self._touch(keys=[self.stream], args=[self.group, self.consumer, *ids]))
+
     async def pending_count(self) -> int:
         """Entries delivered to the group and not yet acknowledged (all consumers)."""
         try:
@@ -379,14 +414,25 @@ class GroupReader:
         script = self.r.register_script(scripts.REAP_CONSUMERS)
         return int(await script(keys=[self.stream], args=[self.group, min_idle_ms, self.consumer]))
 
-    async def trim_acked(self) -> int:
+    async def trim_acked(self, inflight: str | None = None) -> int:
         """Trim entries older than the group's oldest pending (else last delivered) entry; returns how many.
 
         Only for a stream read by this one group (command streams: outcomes and accepted
         commands are stored elsewhere). Never trims a pending or undelivered entry.
+        ``inflight``: the stream's in-flight index, whose records of ids no longer pending go too.
         """
         script = self.r.register_script(scripts.TRIM_ACKED)
-        return int(await script(keys=[self.stream], args=[self.group]))
+        return int(await script(keys=[self.stream, *([inflight] if inflight else [])], args=[self.group]))
+
+
+def socket_timeout(r: Any) -> float | None:
+    """The socket timeout (s) of a redis-py asyncio client or cluster client; None for none."""
+    kwargs: dict = {}
+    if hasattr(r, "connection_pool"):
+        kwargs = r.connection_pool.connection_kwargs
+    elif hasattr(r, "get_connection_kwargs"):
+        kwargs = r.get_connection_kwargs()
+    return kwargs.get("socket_timeout", SOCKET_TIMEOUT)
 
 
 def _entries(entries: Any) -> list[tuple[Any, dict | None]]:

@@ -1,8 +1,27 @@
 """The Lua scripts: every multi-key write is one script over keys of one hash tag.
 
 Each script checks everything first and writes last (a failing script keeps the writes it
-already made). Scripts are run through redis-py ``Script`` objects, which answer ``NOSCRIPT``
-(after ``SCRIPT FLUSH`` or a restart) by loading the script again and retrying.
+already made): before its first write it checks the type of every key it writes or reads
+(:data:`CHECK_TYPES`; a key of another type is the error ``QH_WRONGTYPE`` naming the key and
+both types, and nothing is written), and, where a write could fail on what a key holds, that
+key's content (the append script refuses a stream already holding a version it would add:
+``QH_STREAM_AHEAD``). Scripts are run through redis-py ``Script`` objects, which answer
+``NOSCRIPT`` (after ``SCRIPT FLUSH`` or a restart) by loading the script again and retrying.
+"""
+
+# A Lua prelude of every script: ``qh_wrong({key, type, key, type, ...})`` is nil when every
+# key is missing or of its type ('string', 'hash', 'list', 'set', 'zset', 'stream'), else the
+# error text for the first one that is not.
+CHECK_TYPES = r"""
+local function qh_wrong(spec)
+  for i = 1, #spec, 2 do
+    local t = redis.call('TYPE', spec[i])['ok']
+    if t ~= 'none' and t ~= spec[i + 1] then
+      return 'QH_WRONGTYPE key ' .. spec[i] .. ' holds a ' .. t .. ', not a ' .. spec[i + 1]
+    end
+  end
+  return nil
+end
 """
 
 # KEYS: 1 meta, 2 events, 3 log, 4 outcome, 5 command stream, 6 the sender's reply inbox in
@@ -14,7 +33,10 @@ already made). Scripts are run through redis-py ``Script`` objects, which answer
 #       13.. event payloads in version order
 # The game must be at the version *and* hash decided on: a replica whose cache holds a history
 # Redis lost (fsync window) and another replica rewrote must not append on it (a fork).
-APPEND = r"""
+APPEND = CHECK_TYPES + r"""
+local bad = qh_wrong({KEYS[1], 'hash', KEYS[2], 'stream', KEYS[3], 'stream', KEYS[4], 'string', KEYS[5], 'stream',
+                      KEYS[6], 'list', KEYS[7], 'set', KEYS[8], 'hash', KEYS[9], 'stream'})
+if bad then return redis.error_reply(bad) end
 local existing = redis.call('GET', KEYS[4])
 if existing then
   if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
@@ -31,6 +53,13 @@ end
 local n = #ARGV - 12
 if cur == 0 and n > 0 and ARGV[10] == '' then
   return redis.error_reply('QH_NO_SEED a new game needs its secret seed')
+end
+-- an XADD at or below a stream's top id fails: check both version-keyed streams first
+for _, pair in ipairs({{KEYS[2], cur + 1}, {KEYS[9], cur + n}}) do
+  local top = redis.call('XREVRANGE', pair[1], '+', '-', 'COUNT', 1)
+  if n > 0 and #top > 0 and tonumber(string.match(top[1][1], '^(%d+)')) >= pair[2] then
+    return redis.error_reply('QH_STREAM_AHEAD ' .. pair[1] .. ' already holds ' .. top[1][1] .. ' (game at version ' .. cur .. ')')
+  end
 end
 for i = 1, n do
   local v = cur + i
@@ -62,7 +91,9 @@ return {'ok', tostring(cur + n)}
 #       5 dead-letter payload ('' = none),
 #       6 error text, 7 version the rejection was decided on ('' = any), 8 the game's last hash
 #       decided on (checked with 7 when the version is > 0)
-REJECT = r"""
+REJECT = CHECK_TYPES + r"""
+local bad = qh_wrong({KEYS[1], 'string', KEYS[2], 'stream', KEYS[3], 'list', KEYS[4], 'stream', KEYS[5], 'hash'})
+if bad then return redis.error_reply(bad) end
 local existing = redis.call('GET', KEYS[1])
 local out = ARGV[3]
 if not existing and ARGV[7] ~= '' then
@@ -90,7 +121,9 @@ return {'ok', out}
 
 # Park an entry that cannot even be decoded (no command id to answer): dead-letter + ack.
 # KEYS: 1 command stream, 2 dead-letter stream; ARGV: 1 group, 2 message id, 3 payload, 4 error
-PARK = r"""
+PARK = CHECK_TYPES + r"""
+local bad = qh_wrong({KEYS[1], 'stream', KEYS[2], 'stream'})
+if bad then return redis.error_reply(bad) end
 redis.call('XADD', KEYS[2], '*', 'c', ARGV[3], 'error', ARGV[4], 'id', ARGV[2])
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 return 1
@@ -103,7 +136,12 @@ return 1
 #       5 n_views, 6 n_feeds, then n_views view payloads, then for each feed key:
 #       count, then count pairs (version, payload); then the game id and the change stream's
 #       approximate length cap (the gateway's one reader wakes the game's sockets from it)
-PROJECT = r"""
+PROJECT = CHECK_TYPES + r"""
+local spec = {KEYS[1], 'string', KEYS[2], 'stream'}
+for i = 3, 2 + tonumber(ARGV[5]) do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'string' end
+for i = 3 + tonumber(ARGV[5]), #KEYS do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'stream' end
+local bad = qh_wrong(spec)
+if bad then return redis.error_reply(bad) end
 local applied = tonumber(redis.call('GET', KEYS[1]) or '0')
 local newv = tonumber(ARGV[2])
 if applied >= newv then
@@ -149,7 +187,11 @@ return {'ok', ARGV[2]}
 #       5.. every other status index of the title (removed from)
 # ARGV: 1 version, 2 game id, 3 score (created_at ms), 4 result JSON ('' = none),
 #       then field/value pairs for the lobby hash
-LOBBY = r"""
+LOBBY = CHECK_TYPES + r"""
+local spec = {KEYS[1], 'string', KEYS[2], 'hash', KEYS[3], 'string'}
+for i = 4, #KEYS do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'zset' end
+local bad = qh_wrong(spec)
+if bad then return redis.error_reply(bad) end
 local applied = tonumber(redis.call('GET', KEYS[1]) or '0')
 local v = tonumber(ARGV[1])
 if applied >= v then return 0 end
@@ -163,9 +205,29 @@ redis.call('SET', KEYS[1], ARGV[1])
 return 1
 """
 
+# Keep entries a consumer is working on from being claimed: reset the idle time of each id
+# still pending with this consumer (XCLAIM ... JUSTID: the delivery count is not raised), skip
+# an id another consumer holds or that is no longer pending. Returns how many were refreshed.
+# KEYS: 1 stream; ARGV: 1 group, 2 consumer, 3.. message ids
+TOUCH = CHECK_TYPES + r"""
+local bad = qh_wrong({KEYS[1], 'stream'})
+if bad then return redis.error_reply(bad) end
+local n = 0
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if #p > 0 and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    n = n + 1
+  end
+end
+return n
+"""
+
 # Delete consumers that hold no pending entries and have been idle long (never one with pending).
 # KEYS: 1 stream; ARGV: 1 group, 2 min idle ms, 3 own consumer name
-REAP_CONSUMERS = r"""
+REAP_CONSUMERS = CHECK_TYPES + r"""
+local bad = qh_wrong({KEYS[1], 'stream'})
+if bad then return redis.error_reply(bad) end
 local ok, infos = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
 if not ok then return 0 end
 local n = 0
@@ -188,9 +250,14 @@ return n
 # pending entry, else the last delivered one (so no pending or undelivered entry is ever
 # trimmed; a trimmed pending entry would be dropped by XAUTOCLAIM, i.e. lost). Outcomes and
 # accepted commands are kept elsewhere, so acknowledged entries are not needed any more.
+# With KEYS[2] (the stream's in-flight index), fields of ids no longer pending (below the oldest
+# pending id; everything delivered when nothing is pending) are deleted too: the records a
+# worker that died between handling and cleaning up left behind.
 # Does nothing unless the stream has exactly the one group ARGV[1].
-# KEYS: 1 stream; ARGV: 1 group
-TRIM_ACKED = r"""
+# KEYS: 1 stream, 2 in-flight index (optional); ARGV: 1 group
+TRIM_ACKED = CHECK_TYPES + r"""
+local bad = qh_wrong({KEYS[1], 'stream', KEYS[2] or KEYS[1], KEYS[2] and 'hash' or 'stream'})
+if bad then return redis.error_reply(bad) end
 local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
 if not ok or #groups ~= 1 then return 0 end
 local name, last
@@ -201,6 +268,49 @@ end
 if name ~= ARGV[1] or not last then return 0 end
 local p = redis.call('XPENDING', KEYS[1], ARGV[1])
 local cut = last
-if tonumber(p[1]) > 0 then cut = p[2] end
+local pending = tonumber(p[1]) > 0
+if pending then cut = p[2] end
+if KEYS[2] then
+  local cm, cs = string.match(cut, '^(%d+)-(%d+)$')
+  cm, cs = tonumber(cm), tonumber(cs)
+  for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+    local fm, fs = string.match(f, '^(%d+)-(%d+)$')
+    fm, fs = tonumber(fm), tonumber(fs)
+    if fm and (fm < cm or (fm == cm and (fs < cs or (fs == cs and not pending)))) then
+      redis.call('HDEL', KEYS[2], f)
+    end
+  end
+end
 return redis.call('XTRIM', KEYS[1], 'MINID', cut)
+"""
+
+# Keep a partition's deadlines (the clock service, group ``clock`` on the partition log): replace
+# a game's deadlines by those of a newer ``clock_updated`` (or drop them when it ended), and
+# acknowledge the log entry. An entry older than what was applied only acknowledges.
+# KEYS: 1 deadlines zset, 2 deadline-games hash, 3 log stream
+# ARGV: 1 group, 2 message id, 3 game id, 4 version, 5 n (-1: the game ended), then n pairs
+#       (score, member)
+DEADLINES = r"""
+local cur = redis.call('HGET', KEYS[2], ARGV[3])
+if cur then
+  local bar = string.find(cur, '|', 1, true)
+  if tonumber(string.sub(cur, 1, bar - 1)) >= tonumber(ARGV[4]) then
+    redis.call('XACK', KEYS[3], ARGV[1], ARGV[2])
+    return 0
+  end
+  for m in string.gmatch(string.sub(cur, bar + 1), '[^ ]+') do redis.call('ZREM', KEYS[1], m) end
+end
+local n = tonumber(ARGV[5])
+if n < 0 then
+  redis.call('HDEL', KEYS[2], ARGV[3])
+else
+  local members = {}
+  for i = 1, n do
+    redis.call('ZADD', KEYS[1], ARGV[4 + 2 * i], ARGV[5 + 2 * i])
+    members[i] = ARGV[5 + 2 * i]
+  end
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[4] .. '|' .. table.concat(members, ' '))
+end
+redis.call('XACK', KEYS[3], ARGV[1], ARGV[2])
+return 1
 """

@@ -42,7 +42,7 @@ from schemas.envelope import CommandEnvelope, EventEnvelope, GameCreated, SeedRe
 from services.kernel import game as lifecycle
 from services.kernel.chance import RNG_ALGORITHM, _Draws
 from services.kernel.errors import CorruptEvent, Rejection
-from services.kernel.hashing import GENESIS, canonical_builtins
+from services.kernel.hashing import GENESIS, canonical_builtins, command_hash_of
 from services.kernel.registry import Codec
 from services.kernel.registry import codec as get_codec
 from services.kernel.runner import stamp
@@ -128,8 +128,9 @@ def raw_hash(raw: dict) -> str:
 
 
 def raw_command_hash(raw: dict) -> str:
-    """The ``command_hash`` of a command envelope given as builtins (sorted-key JSON, SHA-256)."""
-    return _sha(canonical_builtins(raw))
+    """The ``command_hash`` of a command envelope given as builtins (sorted-key JSON, SHA-256;
+    fields added later left out at their default, see ``services.kernel.hashing.command_hash``)."""
+    return command_hash_of(raw)
 
 
 def _tag(raw: Any) -> str:

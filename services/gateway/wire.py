@@ -12,13 +12,13 @@ import operator
 
 import msgspec
 
-from schemas.envelope import AbandonGame, LeaveSeat
+from schemas.envelope import AbandonGame, AnswerUndo, LeaveSeat, RequestUndo
 from schemas.gateway import WsCommand, WsPing
 from services.kernel import titles as all_titles
 from services.kernel.registry import LIFECYCLE_EVENTS
 
 _TITLES = sorted(all_titles().values(), key=lambda t: t.name)
-AnyCommand = functools.reduce(operator.or_, [c for t in _TITLES for c in t.command_types] + [LeaveSeat, AbandonGame])
+AnyCommand = functools.reduce(operator.or_, [c for t in _TITLES for c in t.command_types] + [LeaveSeat, AbandonGame, RequestUndo, AnswerUndo])
 AnyView = functools.reduce(operator.or_, [t.view_type for t in _TITLES])
 AnyEvent = functools.reduce(operator.or_, [*LIFECYCLE_EVENTS, *(e for t in _TITLES for e in t.event_types)])
 

@@ -14,6 +14,15 @@ Shapes (``S`` is the title's state, a frozen msgspec Struct so that it can be sn
 - ``legal_commands(state, seat) -> list[Command]`` -- every command ``decide`` accepts now.
 - ``status(state) -> Result | None`` -- None while the game goes on, the result once finished.
 - ``to_move(state) -> list[int]`` -- seats whose input the game waits for.
+- ``default_move(state, seat) -> Command | None`` -- what a timeout plays for the seat
+  (default: its first legal command); the title's own rule for "the player did not move".
+- ``forfeit_winners(state, seat, seats) -> list[int]`` -- the winners when ``seat`` forfeits
+  (default: every other seat).
+- ``undoable`` -- the command types a seat may take back (game option ``undo``).
+
+Simultaneous secret choices (optional; ``services/kernel/secret.py``): ``choice_types``,
+``choice_made_type``, ``choices_revealed_type``, ``secret_choice(state)``,
+``check_choice(state, seat, command)``, ``resolve_choices(state, choices, chance)``.
 
 Source: ../shared/DESIGN.md "The Decider"; ../shared/STYLE.md section 3.
 """
@@ -24,9 +33,10 @@ import random
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
-from schemas.base import Command, Event, Options, Record
+from schemas.base import ChoiceMade, ChoicesRevealed, Command, Event, Options, Record
 from schemas.envelope import Result
 from services.kernel.chance import Chance
+from services.kernel.secret import SecretChoice
 
 S = TypeVar("S")
 
@@ -51,6 +61,13 @@ class Title(Generic[S]):
     event_types: ClassVar[tuple[type[Event], ...]]
     bots: ClassVar[dict[str, Bot]] = {}
     """Named bots, e.g. ``{"random": ..., "greedy": ...}``."""
+    choice_types: ClassVar[tuple[type[Command], ...]] = ()
+    """Commands that are simultaneous secret choices: the kernel collects them, hides them and
+    reveals them together (``services/kernel/secret.py``); ``decide`` never sees them."""
+    choice_made_type: ClassVar[type[ChoiceMade]]
+    """The title's ChoiceMade subclass (its own tag; ``choice: <choice commands> | None``)."""
+    choices_revealed_type: ClassVar[type[ChoicesRevealed]]
+    """The title's ChoicesRevealed subclass (its own tag; ``choices: list[<its ChoiceMade>]``)."""
     upcasters: ClassVar[dict[str, Callable[[dict], dict]]] = {}
     """Upcasters by stored tag: ``fn(old event body as builtins) -> newer body`` (may change the
     tag). Applied, repeatedly, only to a stored event that no longer decodes as the current union."""
@@ -82,3 +99,31 @@ class Title(Generic[S]):
 
     def to_move(self, state: S) -> list[int]:
         raise NotImplementedError
+
+    undoable: ClassVar[tuple[type[Command], ...]] = ()
+    """Command types that may be taken back (never one that draws chance or shows a secret:
+    the lifecycle refuses those anyway)."""
+
+    default_move_text: ClassVar[str] = "the seat's first legal command"
+    """One line for ``questhall titles`` and the docs: what :meth:`default_move` plays."""
+
+    def default_move(self, state: S, seat: int) -> Command | None:
+        """The move a timeout plays for ``seat`` (None: nothing to play). Default: the first legal command."""
+        legal = self.legal_commands(state, seat)
+        return legal[0] if legal else None
+
+    def forfeit_winners(self, state: S | None, seat: int, seats: int) -> list[int]:
+        """The winners when ``seat`` forfeits a running game. Default: every other seat."""
+        return [s for s in range(seats) if s != seat]
+
+    def secret_choice(self, state: S) -> SecretChoice | None:
+        """The simultaneous secret choice open now (key and awaited seats), or None."""
+        return None
+
+    def check_choice(self, state: S, seat: int, command: Command) -> None:
+        """Raise Rejection unless ``seat`` may choose ``command`` in the open secret choice.
+        Judge only the seat's own and public facts: the sentence must leak nothing."""
+
+    def resolve_choices(self, state: S, choices: dict[int, Command], chance: Chance) -> list[Event]:
+        """Events after a reveal; ``state`` has the reveal folded in, ``choices``: seat -> command."""
+        return []

@@ -5,10 +5,17 @@ lifecycle commands itself and passes title commands to the title's ``decide``; w
 title's ``status`` reports a result, ``game_finished`` and ``seed_revealed`` are appended in
 the same command. No title writes the lifecycle again.
 
+The lifecycle also keeps the clocks (services/kernel/clock.py; time only from the command's
+``received_at``), decides ``timeout`` commands by the game's ``on_timeout`` option, marks absent
+seats and seats played by a bot (``join`` with ``bot``). Its options (:class:`LifecycleOptions`)
+ride in ``create``'s ``options`` next to the title's own.
+
 Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
 ``no_such_game``, ``bad_options``, ``bad_seats``, ``not_in_lobby``, ``seat_out_of_range``,
 ``seat_taken``, ``seat_open``, ``not_seated``, ``seats_open``, ``bad_name``,
-``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``.
+``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``, ``unknown_bot``,
+``out_of_time``, ``system_command``; of secret choices (``services/kernel/secret.py``):
+``no_choice_open``, ``not_choosing``.
 """
 
 from __future__ import annotations
@@ -19,10 +26,13 @@ from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
-from schemas.base import Event, Record
+from schemas.base import ChoiceMade, ChoicesRevealed, Event, Record
 from schemas.envelope import (
     LIFECYCLE_EVENTS,
+    LIFECYCLE_OPTION_NAMES,
     AbandonGame,
+    AnswerUndo,
+    ClockUpdated,
     CommandEnvelope,
     CreateGame,
     EventEnvelope,
@@ -33,14 +43,29 @@ from schemas.envelope import (
     GameStarted,
     JoinSeat,
     LeaveSeat,
+    LifecycleOptions,
+    RequestUndo,
     Result,
+    SeatAbsent,
+    SeatBotted,
     SeatInfo,
     SeatJoined,
     SeatLeft,
     SeedRevealed,
     StartGame,
+    TimedOut,
+    Timeout,
+    UndoAccepted,
+    UndoInfo,
+    Undone,
+    UndoPoint,
+    UndoRefused,
+    UndoRequested,
     ViewEnvelope,
 )
+from services.kernel import clock as clocks
+from services.kernel import secret
+from services.kernel import undo as undos
 from services.kernel.chance import RNG_ALGORITHM, Chance, SeededChance, derive_key, seed_commitment
 from services.kernel.decider import Title
 from services.kernel.errors import Rejection
@@ -74,6 +99,14 @@ class Game(Record, Generic[S]):
     result: Result | None = None
     revealed_seed: str | None = None
     last_hash: str = GENESIS
+    clock: clocks.ClockState | None = None
+    """The clocks (None without a clock option or before start)."""
+    bots: tuple[str, ...] = ()
+    """Per seat: the server bot playing it, or "" for a person (empty before the first bot)."""
+    undo: undos.UndoState | None = None
+    """The last command's undo state, with the game before it (games with an undo option)."""
+    choices: secret.PendingChoices | None = None
+    """Secret choices made so far for the open simultaneous choice (never shown to others)."""
 
 
 def new_game(game_id: str, title: str) -> Game:
@@ -82,9 +115,25 @@ def new_game(game_id: str, title: str) -> Game:
 
 
 def typed_options(title: Title, options: dict) -> Any:
-    """The title's options Struct from a JSON object. Raises Rejection ``bad_options``."""
+    """The title's options Struct from a JSON object (lifecycle option names are skipped).
+
+    Raises Rejection ``bad_options``.
+    """
+    own = {k: v for k, v in options.items() if k not in LIFECYCLE_OPTION_NAMES}
     try:
-        return msgspec.convert(options, title.options_type)
+        return msgspec.convert(own, title.options_type)
+    except msgspec.ValidationError as exc:
+        raise Rejection("bad_options", f"The game options are invalid: {exc}.") from None
+
+
+def lifecycle_options(options: dict) -> LifecycleOptions:
+    """The lifecycle's options (clock, timeout, undo) from a game's options object.
+
+    Raises Rejection ``bad_options`` (only at create: stored options were checked then).
+    """
+    mine = {k: v for k, v in options.items() if k in LIFECYCLE_OPTION_NAMES}
+    try:
+        return clocks.check(msgspec.convert(mine, LifecycleOptions))
     except msgspec.ValidationError as exc:
         raise Rejection("bad_options", f"The game options are invalid: {exc}.") from None
 
@@ -120,13 +169,19 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         if not title.min_seats <= body.seats <= title.max_seats:
             raise Rejection("bad_seats", f"{title.display_name} takes {title.min_seats} to {title.max_seats} seats, not {body.seats}.")
         opts = typed_options(title, body.options)
+        lopts = lifecycle_options(body.options)
         if hasattr(title, "check_options"):
             title.check_options(opts, body.seats)
+        if lopts.on_timeout == "bot" and (lopts.timeout_bot or _first_bot(title)) not in title.bots:
+            raise Rejection("unknown_bot", f"{title.display_name} has no bot {lopts.timeout_bot!r}; bots: {sorted(title.bots)}.")
+        stored = msgspec.to_builtins(opts)
+        if lopts != LifecycleOptions():  # only a game that sets one stores the lifecycle options
+            stored.update(msgspec.to_builtins(lopts))
         return [
             GameCreated(
                 title=title.name,
                 seats=body.seats,
-                options=msgspec.to_builtins(opts),
+                options=stored,
                 rules_version=title.rules_version,
                 seed_commitment=seed_commitment(seed),
                 rng=RNG_ALGORITHM,
@@ -141,12 +196,17 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
             raise Rejection("seat_out_of_range", f"Seat must be 0 to {len(game.seats) - 1}.")
         if _seat_taken(game, seat):
             raise Rejection("seat_taken", f"Seat {seat} is already taken.")
-        name = body.name.strip()
+        if body.bot and body.bot not in title.bots:
+            raise Rejection("unknown_bot", f"{title.display_name} has no bot {body.bot[:40]!r}; bots: {sorted(title.bots)}.")
+        name = body.name.strip() or (f"{body.bot} bot" if body.bot else "")
         if not 1 <= len(name) <= 40 or not name.isprintable():
             raise Rejection("bad_name", "A player name is 1 to 40 printable characters.")
         if not _HEX.match(body.client_seed):
             raise Rejection("bad_client_seed", "A client seed is at most 64 hexadecimal digits.")
-        return [SeatJoined(seat=seat, name=name, client_seed=body.client_seed.lower())]
+        joined: list[Event] = [SeatJoined(seat=seat, name=name, client_seed=body.client_seed.lower())]
+        if body.bot:
+            joined.append(SeatBotted(seat=seat, bot=body.bot, reason="The seat was joined as a bot."))
+        return joined
     if isinstance(body, LeaveSeat):
         if not _seat_taken(game, seat):
             raise Rejection("seat_open", f"Seat {seat} is not taken.")
@@ -160,13 +220,24 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         opts = typed_options(title, game.options)
         events: list[Event] = [GameStarted()]
         events += title.setup(opts, len(game.seats), chance)
-        return events + _finish_if_over(title, game, events, seed)
+        return events + _after(title, game, events, seed, None, envelope.received_at)
     if isinstance(body, AbandonGame):
         if game.status not in ("lobby", "active"):
             raise Rejection("game_over", "The game is already over.")
         if not _seat_taken(game, seat):
             raise Rejection("not_seated", "Only a seated player can abandon the game.")
         return [GameAbandoned(seat=seat, reason=body.reason[:200]), SeedRevealed(seed=seed.hex())]
+    if isinstance(body, Timeout):
+        return _timeout(title, game, envelope, body, chance, seed)
+    if isinstance(body, (RequestUndo, AnswerUndo)):
+        if game.status != "active":
+            raise Rejection("game_over" if game.status in ("finished", "abandoned") else "game_not_started",
+                            "Only a running game's commands can be taken back.")
+        if not _seat_taken(game, seat):
+            raise Rejection("not_seated", "Only a seated player can take a command back.")
+        events = undos.decide(game, seat, body, lifecycle_options(game.options))  # type: ignore[arg-type]
+        return events + _after(title, game, events, seed, None, envelope.received_at,
+                               fresh=any(isinstance(e, Undone) for e in events))
     # A title command.
     if game.status == "lobby":
         raise Rejection("game_not_started", "The game has not started yet.")
@@ -174,20 +245,92 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         raise Rejection("game_over", "The game is over.")
     if seat is None or not 0 <= seat < len(game.seats):
         raise Rejection("not_seated", "A game command must come from a seat of the game.")
-    events = list(title.decide(game.rules, seat, body, chance))
-    return events + _finish_if_over(title, game, events, seed)
+    due = game.clock.deadline_of(seat) if game.clock is not None else None
+    if due is not None and envelope.received_at > due.at:
+        raise Rejection("out_of_time", f"Seat {seat}'s deadline has passed; the timeout decides this turn.")
+    undo_on = game.options.get("undo", "off") != "off"
+    watched = undos.WatchedChance(chance) if undo_on else chance
+    choice = secret.is_choice(title, body)
+    if choice:
+        events = secret.choose(title, game, seat, body, watched, lambda g, ev: _evolve_body(title, g, ev))
+    else:
+        events = list(title.decide(game.rules, seat, body, watched))
+    if undo_on and events:
+        events.insert(0, undos.point(title, game, seat, envelope.command_id, body, events,
+                                     watched.drawn, choice))  # type: ignore[union-attr]
+    return events + _after(title, game, events, seed, seat, envelope.received_at)
 
 
-def _finish_if_over(title: Title, game: Game, events: list[Event], seed: bytes) -> list[Event]:
+def _first_bot(title: Title) -> str:
+    return next(iter(title.bots), "")
+
+
+def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout, chance: Chance, seed: bytes) -> list[Event]:
+    """A seat's deadline passed (docs/gateway.md "Clocks"): the ``on_timeout`` option decides.
+
+    A stale timeout (the deadline was set again or cleared since ``body.version``, or the game
+    is no longer running) appends nothing. Raises Rejection ``system_command`` if a seat sent it.
+    """
+    if envelope.seat is not None:
+        raise Rejection("system_command", "Only the clock service sends a timeout.")
+    d = game.clock.deadline_of(body.seat) if game.status == "active" and game.clock is not None else None
+    if d is None or d.set_at != body.version or game.rules is None:
+        return []
+    lopts = lifecycle_options(game.options)
+    reason = ("The seat's time bank ran out." if lopts.clock == "bank"
+              else f"The {lopts.move_seconds} s for the decision ran out.")
+    events: list[Event] = [TimedOut(seat=body.seat, deadline=d.at, action=lopts.on_timeout, reason=reason)]
+    in_row = (game.clock.timeouts[body.seat] if body.seat < len(game.clock.timeouts) else 0) + 1
+    absent: list[int] = []
+    if lopts.absent_after and in_row >= lopts.absent_after and body.seat not in game.clock.absent:
+        events.append(SeatAbsent(seat=body.seat, timeouts=in_row, reason=f"The seat timed out {in_row} times in a row."))
+        absent.append(body.seat)
+    if lopts.on_timeout == "forfeit":
+        return events + forfeit(title, game, body.seat, reason, seed)
+    if lopts.on_timeout == "bot" and not (body.seat < len(game.bots) and game.bots[body.seat]):
+        bot = lopts.timeout_bot or _first_bot(title)
+        events.append(SeatBotted(seat=body.seat, bot=bot, reason=f"The seat timed out: {reason[0].lower()}{reason[1:]}"))
+    move = title.default_move(game.rules, body.seat)
+    if move is not None:
+        try:
+            if secret.is_choice(title, move):  # a default choice stays as secret as a chosen one
+                events += secret.choose(title, game, body.seat, move, chance, lambda g, ev: _evolve_body(title, g, ev))
+            else:
+                events += title.decide(game.rules, body.seat, move, chance)
+        except Rejection:  # a title whose default move is not legal: only the timeout is recorded
+            pass
+    return events + _after(title, game, events, seed, body.seat, d.at, timed_out=True, absent=absent)
+
+
+def forfeit(title: Title, game: Game, seat: int, reason: str, seed: bytes) -> list[Event]:
+    """The events that end a running game by ``seat`` forfeiting (``reason``: one sentence).
+
+    The other seats win (the title's ``forfeit_winners`` decides for co-operative titles).
+    """
+    winners = title.forfeit_winners(game.rules, seat, len(game.seats))
+    result = Result(winners=winners, summary=f"Seat {seat} forfeits: {reason}")
+    return [GameFinished(result=result), SeedRevealed(seed=seed.hex())]
+
+
+def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: int | None, now: int, *,
+           timed_out: bool = False, absent: list[int] | None = None, fresh: bool = False) -> list[Event]:
+    """What the lifecycle appends after a command's events: the finish (result and seed), or the
+    clocks if they changed."""
     if not events:
         return []
     g = game
     for ev in events:
         g = _evolve_body(title, g, ev)
     result = title.status(g.rules) if g.rules is not None else None
-    if result is None:
+    if result is not None:
+        return [GameFinished(result=result), SeedRevealed(seed=seed.hex())]
+    if g.clock is None:
         return []
-    return [GameFinished(result=result), SeedRevealed(seed=seed.hex())]
+    lopts = lifecycle_options(g.options)
+    base = msgspec.structs.replace(g.clock, deadlines=()) if fresh else g.clock  # after an undo: new deadlines
+    new = clocks.advance(lopts, base, to_move(title, g), actor, now, game.version + len(events) + 1,
+                         timed_out=timed_out, absent=absent or ())
+    return [clocks.event(new)] if new != g.clock else []
 
 
 def _evolve_body(title: Title, game: Game, body: Event) -> Game:
@@ -217,10 +360,37 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
         if 0 <= body.seat < len(seats):
             seats[body.seat] = SeatInfo(seat=body.seat)
             seeds[body.seat] = ""
-        return rep(game, seats=tuple(seats), client_seeds=tuple(seeds))
+        bots = tuple("" if i == body.seat else b for i, b in enumerate(game.bots))
+        return rep(game, seats=tuple(seats), client_seeds=tuple(seeds), bots=bots)
     if isinstance(body, GameStarted):
-        opts = msgspec.convert(game.options, title.options_type)
-        return rep(game, status="active", rules=title.initial_state(opts, len(game.seats)))
+        opts = typed_options(title, game.options)
+        lopts = lifecycle_options(game.options)
+        clock = clocks.start(lopts, len(game.seats)) if lopts.clock != "none" else None
+        return rep(game, status="active", rules=title.initial_state(opts, len(game.seats)), clock=clock)
+    if isinstance(body, ClockUpdated):
+        return rep(game, clock=clocks.apply(body))
+    if isinstance(body, SeatBotted):
+        bots = list(game.bots) or ["" for _ in game.seats]
+        if 0 <= body.seat < len(bots):
+            bots[body.seat] = body.bot
+        return rep(game, bots=tuple(bots))
+    if isinstance(body, UndoPoint):
+        before = msgspec.msgpack.encode(rep(game, undo=None))
+        return rep(game, undo=undos.UndoState(seat=body.seat, command_id=body.command_id, undoable=body.undoable,
+                                              reason=body.reason, version=game.version,
+                                              before=before if body.undoable else b""))
+    if isinstance(body, UndoRequested) and game.undo is not None:
+        return rep(game, undo=rep(game.undo, requested=True))
+    if isinstance(body, UndoAccepted) and game.undo is not None:
+        return rep(game, undo=rep(game.undo, accepted=tuple(sorted({*game.undo.accepted, body.seat}))))
+    if isinstance(body, UndoRefused) and game.undo is not None:
+        return rep(game, undo=rep(game.undo, requested=False, accepted=()))
+    if isinstance(body, Undone):
+        if game.undo is None or not game.undo.before:  # keep evolve total
+            return rep(game, undo=None)
+        return msgspec.msgpack.decode(game.undo.before, type=Game[title.state_type])
+    if isinstance(body, (TimedOut, SeatAbsent)):  # what they change is in the clock_updated that follows
+        return game
     if isinstance(body, GameAbandoned):
         return rep(game, status="abandoned")
     if isinstance(body, GameFinished):
@@ -229,11 +399,15 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
         return rep(game, revealed_seed=body.seed)
     if game.rules is None:  # a title event before start: keep evolve total, ignore it
         return game
+    if isinstance(body, (ChoiceMade, ChoicesRevealed)):
+        game = rep(game, choices=secret.evolve_choices(game, body))
     return rep(game, rules=title.evolve(game.rules, body))
 
 
 def evolve(title: Title, game: Game, envelope: EventEnvelope) -> Game:
     """Fold one stored event into the game. Pure and total; sets version and last hash."""
+    if game.undo is not None and envelope.command_id != game.undo.command_id and not isinstance(envelope.body, undos.UNDO_EVENTS):
+        game = msgspec.structs.replace(game, undo=None)  # another command: the last one can no longer be undone
     g = _evolve_body(title, game, envelope.body)
     extra: dict[str, Any] = {"version": envelope.version, "last_hash": envelope.hash}
     if envelope.version == 1:
@@ -250,9 +424,22 @@ def fold(title: Title, envelopes: Iterable[EventEnvelope], game: Game | None = N
     return g
 
 
+def to_move(title: Title, game: Game) -> list[int]:
+    """Seats the game waits for (empty unless active): the title's ``to_move``, or while a
+    simultaneous secret choice is open, its awaited seats that have not chosen yet.
+
+    The one hook through which the lifecycle learns whom it waits for: every one of these
+    seats gets a deadline from the clock (services/kernel/clock.py)."""
+    if game.rules is None or game.status != "active":
+        return []
+    waiting = secret.waiting_for(title, game)
+    return list(title.to_move(game.rules)) if waiting is None else waiting
+
+
 def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
     """The read model of ``game`` for ``seat`` (None: spectator)."""
     inner = title.view(game.rules, seat) if game.rules is not None else None
+    active = game.rules is not None and game.status == "active"
     return ViewEnvelope(
         game_id=game.game_id,
         title=game.title,
@@ -261,8 +448,17 @@ def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
         seats=list(game.seats),
         seat=seat,
         view=inner,
-        to_move=list(title.to_move(game.rules)) if game.rules is not None and game.status == "active" else [],
+        to_move=to_move(title, game),
         result=game.result,
+        deadlines=list(game.clock.deadlines) if game.clock is not None and game.status == "active" else [],
+        banks=list(game.clock.banks) if game.clock is not None else [],
+        bots=[b or None for b in game.bots],
+        absent=list(game.clock.absent) if game.clock is not None else [],
+        undo=UndoInfo(seat=game.undo.seat, undoable=game.undo.undoable, reason=game.undo.reason,
+                      requested=game.undo.requested, accepted=list(game.undo.accepted))
+        if game.undo is not None and active else None,
+        chosen=secret.chosen(title, game) if active else [],
+        my_choice=secret.my_choice(title, game, seat) if active else None,
     )
 
 
@@ -270,7 +466,7 @@ def redact(title: Title, envelope: EventEnvelope, seat: int | None) -> FeedEntry
     """The event as ``seat`` (None: spectator) may see it, or None if it sees nothing of it."""
     body = envelope.body
     if not isinstance(body, LIFECYCLE_EVENTS):
-        body = title.redact(body, seat)
+        body = title.redact(secret.redact_choice(body, seat), seat)
         if body is None:
             return None
     return FeedEntry(game_id=envelope.game_id, version=envelope.version, recorded_at=envelope.recorded_at, body=body)

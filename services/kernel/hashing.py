@@ -41,5 +41,20 @@ def canonical_builtins(data: object) -> bytes:
 
 
 def command_hash(command: CommandEnvelope) -> str:
-    """Hex SHA-256 of the canonical JSON (sorted keys) of a command envelope (body decoded)."""
-    return hashlib.sha256(canonical_builtins(msgspec.to_builtins(command))).hexdigest()
+    """Hex SHA-256 of the canonical JSON (sorted keys) of a command envelope (body decoded).
+
+    Fields added later are left out while they hold their default (``received_at`` 0, a
+    join's ``bot`` empty), so that commands recorded before they existed keep their hash.
+    """
+    return command_hash_of(msgspec.to_builtins(command))
+
+
+def command_hash_of(data: dict) -> str:
+    """:func:`command_hash` of a command envelope given as builtins (e.g. from a bundle)."""
+    data = dict(data)
+    if not data.get("received_at"):
+        data.pop("received_at", None)
+    body = data.get("body")
+    if isinstance(body, dict) and body.get("type") == "join" and "bot" in body and not body["bot"]:
+        data["body"] = {k: v for k, v in body.items() if k != "bot"}
+    return hashlib.sha256(canonical_builtins(data)).hexdigest()

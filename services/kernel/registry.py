@@ -21,6 +21,7 @@ from schemas.envelope import (
     LIFECYCLE_COMMANDS,
     LIFECYCLE_EVENT_TAGS,
     LIFECYCLE_EVENTS,
+    LIFECYCLE_OPTION_NAMES,
     CommandEnvelope,
     EventEnvelope,
 )
@@ -109,6 +110,9 @@ def register(title: Title) -> Title:
     etags = {t.__struct_config__.tag for t in title.event_types}
     if ctags & LIFECYCLE_COMMAND_TAGS or etags & LIFECYCLE_EVENT_TAGS:
         raise ValueError(f"title {title.name!r} reuses a lifecycle tag: {sorted((ctags & LIFECYCLE_COMMAND_TAGS) | (etags & LIFECYCLE_EVENT_TAGS))}")
+    clash = set(title.options_type.__struct_fields__) & LIFECYCLE_OPTION_NAMES
+    if clash:
+        raise ValueError(f"title {title.name!r} has options named like lifecycle options: {sorted(clash)}")
     _TITLES[title.name] = title
     cu = _union(LIFECYCLE_COMMANDS + tuple(title.command_types))
     eu = _union(LIFECYCLE_EVENTS + tuple(title.event_types))

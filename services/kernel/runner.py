@@ -58,6 +58,8 @@ class LocalGame:
         self._chance = chance
         self._n = 0
         self.clock = 0
+        self.now_ms = 0
+        """The time stamped on each command as ``received_at`` (ms); tests let time pass with it."""
 
     def submit(self, body: Command, seat: int | None = None, command_id: str | None = None,
                expected_version: int | None = None) -> Outcome:
@@ -67,7 +69,7 @@ class LocalGame:
         if cid in self.outcomes:
             return self.outcomes[cid]
         env = CommandEnvelope(command_id=cid, game_id=self.game.game_id, title=self.title.name,
-                              seat=seat, body=body, expected_version=expected_version)
+                              seat=seat, body=body, expected_version=expected_version, received_at=self.now_ms)
         chance = self._chance or lifecycle.chance_for(self.game, self.seed)
         try:
             bodies = lifecycle.decide(self.title, self.game, env, chance, self.seed)

@@ -1,21 +1,29 @@
 """Scenario files: scripted games with expected outcomes and facts (format ``questhall-scenario/1``).
 
-A scenario is a TOML (or JSON) document; see docs/scenarios.md for the full format. Shape::
+A scenario is a TOML (``.toml``) or JSON (``.json``, the same fields) document; any other
+suffix is refused. See docs/scenarios.md for the full format. Shape::
 
     format = "questhall-scenario/1"
     title = "questeros"          # registered title
     name = "..."; description = "..."
     seats = 2                    # seat count; names = [...] optional
     start = true                 # default: create, join every seat and start before the steps
+                                 # (false: no implicit step at all; the steps create, join, start)
+    setup_expect = "accepted"    # or "rejected:<code>": the implicit setup must be refused so
     [options]                    # the title's game options
     [chance]                     # seed = "<hex>" and/or draws = [{shuffle=[...]}, {die=6}, ...]
     [[step]]                     # seat = N (omit for none); command = { type = "...", ... }
-    expect = "accepted"          # or "rejected" or "rejected:<code>"
+    wait_ms = 0                  # let time pass first (the scenario clock; see docs/scenarios.md)
+    fire = false                 # instead of a command: the clock fires every deadline due now
+    expect = "accepted"          # or "rejected" or "rejected:<code>"; events = N (optional)
     [[step.check]]               # seat = N (omit: spectator); path = "view.scores.0"; equals = ...
+                                 # or length / contains / absent / is_null = true|false
     [[final]]                    # checks after the last step, same shape as step.check
 
 Fixed chance outcomes (``draws``) are honoured only by scenario and test runners, never by a
-real game's public API. The same :func:`play` runs a scenario in memory (:class:`LocalDriver`)
+real game's public API. A scripted draw the game cannot use (a shuffle naming an item not in
+the deck, a draw of another kind than the game asks for) fails the step that drew it with
+the reason and ends that scenario; other files still run. The same :func:`play` runs a scenario in memory (:class:`LocalDriver`)
 or through the real bus (``services.local.scenario_bus``).
 """
 
@@ -33,9 +41,15 @@ import msgspec
 from schemas.envelope import Accepted, Outcome, Rejected
 from services.kernel import ScriptedChance, SeededChance, codec, derive_key, get_title
 from services.kernel import game as lifecycle
+from services.kernel.errors import ChanceExhausted
 from services.kernel.runner import LocalGame
 
 FORMAT = "questhall-scenario/1"
+SUFFIXES = (".toml", ".json")
+
+CHANCE_UNHONOURED = "chance_unhonoured"
+"""Outcome code a scenario driver returns when the scripted chance cannot be honoured (never a
+real game's code: only games with fixed chance, i.e. scenario runners, can produce it)."""
 
 
 class ScenarioError(Exception):
@@ -50,16 +64,25 @@ class Check(msgspec.Struct, forbid_unknown_fields=True):
     contains: Any = msgspec.UNSET
     absent: Any = msgspec.UNSET
     """The value must not appear anywhere under the path (leak checks)."""
+    is_null: bool | msgspec.UnsetType = msgspec.UNSET
+    """True: the value must be null (None); false: it must not be."""
     seat: int | None = None
     """Whose view; omitted: the spectator view."""
 
 
 class Step(msgspec.Struct, forbid_unknown_fields=True):
-    command: dict
+    command: dict | None = None
     seat: int | None = None
     expect: str = "accepted"
     check: list[Check] = []
     note: str = ""
+    wait_ms: int = 0
+    """Advance the scenario clock by this many ms before the step (the time every command carries)."""
+    fire: bool = False
+    """Instead of ``command``: send a ``timeout`` for every deadline due at the scenario clock,
+    as the clock service does (command id ``timeout:<seat>:<version>``)."""
+    events: int | None = None
+    """If set, the accepted command(s) must have appended exactly this many events in all."""
 
 
 class ChanceSpec(msgspec.Struct, forbid_unknown_fields=True):
@@ -75,11 +98,16 @@ class Scenario(msgspec.Struct, forbid_unknown_fields=True):
     description: str = ""
     names: list[str] = []
     start: bool = True
+    """True: create, join every seat and start before the steps; False: no implicit steps."""
+    setup_expect: str = "accepted"
+    """Outcome of the implicit setup: ``accepted`` or ``rejected:<code>`` (e.g. ``bad_seats``)."""
     options: dict = {}
     chance: ChanceSpec = msgspec.field(default_factory=ChanceSpec)
     step: list[Step] = []
     final: list[Check] = []
     path: str = ""
+    clock_start_ms: int = 1_767_225_600_000
+    """The scenario clock at the first command (default 2026-01-01T00:00:00Z), in ms."""
 
     def scripted_chance(self) -> ScriptedChance:
         """The fixed chance of this scenario: its draws, then a chance seeded by ``chance.seed``."""
@@ -90,6 +118,8 @@ class Scenario(msgspec.Struct, forbid_unknown_fields=True):
 def load(path: str | Path) -> Scenario:
     """Read and validate one scenario file. Raises ScenarioError naming the file and field."""
     p = Path(path)
+    if p.suffix not in SUFFIXES:
+        raise ScenarioError(f"{p}: a scenario file is .toml or .json, not {p.suffix or 'no suffix'!r}")
     try:
         text = p.read_text()
         data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
@@ -103,8 +133,15 @@ def load(path: str | Path) -> Scenario:
     except KeyError:
         raise ScenarioError(f"{p}: title {sc.title!r} is not registered") from None
     for i, st in enumerate(sc.step):
+        acts = (st.command is not None) + st.fire
+        if acts > 1 or (acts == 0 and not st.wait_ms):
+            raise ScenarioError(f"{p}: step[{i}] needs exactly one of command and fire (or only wait_ms)")
+        if st.wait_ms < 0:
+            raise ScenarioError(f"{p}: step[{i}].wait_ms must not be negative")
         if not (st.expect in ("accepted", "rejected") or st.expect.startswith("rejected:")):
             raise ScenarioError(f"{p}: step[{i}].expect must be accepted, rejected or rejected:<code>")
+    if not (sc.setup_expect == "accepted" or sc.setup_expect.startswith("rejected:")):
+        raise ScenarioError(f"{p}: setup_expect must be accepted or rejected:<code>")
     return msgspec.structs.replace(sc, path=str(p))
 
 
@@ -150,13 +187,18 @@ def evaluate(check: Check, doc: Any) -> str | None:
         return f"{check.path} = {val!r} does not contain {check.contains!r}"
     if check.absent is not msgspec.UNSET and _mentions(val, check.absent):
         return f"{check.path} mentions {check.absent!r}"
+    if check.is_null is True and val is not None:
+        return f"{check.path} is {val!r}, expected null"
+    if check.is_null is False and val is None:
+        return f"{check.path} is null, expected a value"
     return None
 
 
 class Driver(Protocol):
-    """Where a scenario is played: ``submit`` a command body dict as a seat, read a view."""
+    """Where a scenario is played: ``submit`` a command body dict as a seat at time ``at`` (ms,
+    the ``received_at`` the command carries), read a view."""
 
-    async def submit(self, body: dict, seat: int | None) -> Outcome: ...
+    async def submit(self, body: dict, seat: int | None, at: int, command_id: str | None = None) -> Outcome: ...
     async def view(self, seat: int | None) -> dict: ...
 
 
@@ -191,17 +233,30 @@ def _matches(expect: str, out: Outcome) -> bool:
 
 
 def lifecycle_steps(sc: Scenario) -> list[Step]:
-    """The implicit create/join/start steps of a scenario with ``start = true``."""
+    """The implicit create/join/start steps: all three with ``start = true``, none with ``start = false``."""
+    if not sc.start:
+        return []
+    names = sc.names or [f"Seat {i}" for i in range(sc.seats)]
     steps = [Step(command={"type": "create", "seats": sc.seats, "options": sc.options})]
-    if sc.start:
-        names = sc.names or [f"Seat {i}" for i in range(sc.seats)]
-        steps += [Step(command={"type": "join", "name": names[i]}, seat=i) for i in range(sc.seats)]
-        steps.append(Step(command={"type": "start"}, seat=0))
+    steps += [Step(command={"type": "join", "name": names[i]}, seat=i) for i in range(sc.seats)]
+    steps.append(Step(command={"type": "start"}, seat=0))
     return steps
 
 
+def load_failure(path: str | Path, error: str) -> Report:
+    """The report of a file that could not be loaded: one failed ``load`` step naming ``error``."""
+    rep = Report(Scenario(format="", title="", name=str(path), seats=0, path=str(path)))
+    rep.steps.append(StepReport(-1, "load", False, error))
+    return rep
+
+
 async def play(sc: Scenario, driver: Driver, on_step: Callable[[StepReport], Awaitable[None] | None] | None = None) -> Report:
-    """Play ``sc`` on ``driver``; every step and check becomes a StepReport (stops at the first lifecycle failure)."""
+    """Play ``sc`` on ``driver``; every step and check becomes a StepReport.
+
+    The scenario stops at an unexpected setup outcome, at a scripted chance the game cannot
+    use (code :data:`CHANCE_UNHONOURED`) and at a driver error (a timeout, a lost connection):
+    that step fails with the reason; nothing is raised, so a caller's other files still run.
+    """
     report = Report(sc)
 
     async def add(rep: StepReport) -> None:
@@ -211,22 +266,63 @@ async def play(sc: Scenario, driver: Driver, on_step: Callable[[StepReport], Awa
             if r is not None:
                 await r
 
+    async def guarded(outcomes: Awaitable[list[Outcome]], label: str, index: int) -> list[Outcome] | None:
+        try:
+            outs = await outcomes
+        except Exception as exc:  # noqa: BLE001 - reported as this step's failure, the run goes on
+            await add(StepReport(index, label, False, f"the driver failed: {type(exc).__name__}: {exc}"))
+            return None
+        bad = next((o for o in outs if isinstance(o, Rejected) and o.code == CHANCE_UNHONOURED), None)
+        if bad is not None:
+            await add(StepReport(index, label, False, f"the scripted chance cannot be honoured: {bad.message}"))
+            return None
+        return outs
+
+    async def check(index: int, prefix: str, ch: Check) -> None:
+        try:
+            why = evaluate(ch, await driver.view(ch.seat))
+        except Exception as exc:  # noqa: BLE001
+            why = f"the view could not be read: {type(exc).__name__}: {exc}"
+        await add(StepReport(index, f"{prefix} {ch.path}" + (f" (seat {ch.seat})" if ch.seat is not None else ""), why is None, why or ""))
+
+    now = sc.clock_start_ms
     for st in lifecycle_steps(sc):
-        out = await driver.submit(st.command, st.seat)
+        assert st.command is not None
+        label = f"setup {st.command['type']}" + (f" (seat {st.seat})" if st.seat is not None else "")
+        outs = await guarded(_step_outcomes(st, driver, now), label, -1)
+        if outs is None:
+            return report
+        out = outs[0]
         if not isinstance(out, Accepted):
-            await add(StepReport(-1, f"setup {st.command['type']}", False, _outcome_text(out)))
+            ok = _matches(sc.setup_expect, out)
+            await add(StepReport(-1, label, ok, "" if ok else f"expected {sc.setup_expect}, got {_outcome_text(out)}"))
+            if not ok:
+                return report
+            break
+    else:
+        if sc.setup_expect != "accepted" and sc.start:
+            await add(StepReport(-1, "setup", False, f"expected {sc.setup_expect}, got accepted"))
             return report
     for i, st in enumerate(sc.step):
-        out = await driver.submit(st.command, st.seat)
-        label = st.note or f"seat {st.seat} {st.command.get('type')}"
-        ok = _matches(st.expect, out)
-        await add(StepReport(i, label, ok, "" if ok else f"expected {st.expect}, got {_outcome_text(out)}"))
+        now += st.wait_ms
+        if st.command is None and not st.fire:
+            await add(StepReport(i, st.note or f"wait {st.wait_ms} ms", True))
+        else:
+            label = st.note or ("clock fires" if st.fire else f"seat {st.seat} {st.command.get('type') if st.command else ''}")
+            outs = await guarded(_step_outcomes(st, driver, now), label, i)
+            if outs is None:
+                return report
+            ok = bool(outs) and all(_matches(st.expect, o) for o in outs)
+            n = sum(o.events for o in outs if isinstance(o, Accepted))
+            detail = "" if ok else ("no deadline is due" if not outs else
+                                    f"expected {st.expect}, got {', '.join(_outcome_text(o) for o in outs)}")
+            if ok and st.events is not None and n != st.events:
+                ok, detail = False, f"expected {st.events} events, the step appended {n}"
+            await add(StepReport(i, label, ok, detail))
         for ch in st.check:
-            why = evaluate(ch, await driver.view(ch.seat))
-            await add(StepReport(i, f"  check {ch.path}" + (f" (seat {ch.seat})" if ch.seat is not None else ""), why is None, why or ""))
+            await check(i, "  check", ch)
     for ch in sc.final:
-        why = evaluate(ch, await driver.view(ch.seat))
-        await add(StepReport(len(sc.step), f"final {ch.path}" + (f" (seat {ch.seat})" if ch.seat is not None else ""), why is None, why or ""))
+        await check(len(sc.step), "final", ch)
     return report
 
 
@@ -238,18 +334,35 @@ class LocalDriver:
         self.codec = codec(sc.title)
         self.local = LocalGame(self.title, game_id="scenario", seed=bytes.fromhex(sc.chance.seed), chance=sc.scripted_chance())
 
-    async def submit(self, body: dict, seat: int | None) -> Outcome:
+    async def submit(self, body: dict, seat: int | None, at: int, command_id: str | None = None) -> Outcome:
         try:
             cmd = self.codec.decode_command_body(msgspec.json.encode(body), json=True)
         except msgspec.ValidationError as exc:
             return Rejected(command_id="-", game_id="scenario", code="bad_command", message=str(exc))
-        return self.local.submit(cmd, seat)
+        self.local.now_ms = at
+        try:
+            return self.local.submit(cmd, seat, command_id=command_id)
+        except ChanceExhausted as exc:
+            return Rejected(command_id="-", game_id="scenario", code=CHANCE_UNHONOURED, message=str(exc))
 
     async def view(self, seat: int | None) -> dict:
         return msgspec.to_builtins(lifecycle.view(self.title, self.local.game, seat))
 
 
+async def _step_outcomes(st: Step, driver: Driver, now: int) -> list[Outcome]:
+    if not st.fire:
+        assert st.command is not None
+        return [await driver.submit(st.command, st.seat, now)]
+    doc = await driver.view(None)
+    due = [d for d in doc.get("deadlines", []) if d["at"] <= now]
+    return [await driver.submit({"type": "timeout", "seat": d["seat"], "version": d["set_at"]}, None, now,
+                                command_id=f"timeout:{d['seat']}:{d['set_at']}") for d in due]
+
+
 async def run_local(path: str | Path) -> Report:
-    """Load and play one scenario file in memory."""
-    sc = load(path)
+    """Load and play one scenario file in memory (a file that does not load: a failed ``load`` step)."""
+    try:
+        sc = load(path)
+    except ScenarioError as exc:
+        return load_failure(path, str(exc))
     return await play(sc, LocalDriver(sc))

@@ -14,6 +14,7 @@ import anyio
 
 from services.adapters.redis_store import Settings, connect
 from services.kernel import titles as all_titles
+from services.runtime.clock import Clock
 from services.runtime.projector import Projector
 from services.runtime.worker import Worker
 
@@ -21,23 +22,28 @@ from services.runtime.worker import Worker
 @asynccontextmanager
 async def services_running(settings: Settings, *, titles: list[str] | None = None, projector: bool = True,
                            worker_kwargs: dict | None = None, projector_kwargs: dict | None = None,
-                           r: Any = None) -> AsyncIterator[dict[str, Any]]:
-    """Run workers (every registered title unless ``titles``) and a projector while inside the block.
+                           r: Any = None, clock: bool = False, clock_kwargs: dict | None = None) -> AsyncIterator[dict[str, Any]]:
+    """Run workers (every registered title unless ``titles``), a projector and, with ``clock``,
+    the clock service while inside the block.
 
-    Yields ``{"redis": client, "workers": {title: Worker}, "projector": Projector | None}``.
+    Yields ``{"redis": client, "workers": {title: Worker}, "projector": Projector | None,
+    "clock": Clock | None}``.
     """
     own = r is None
     r = r or connect(settings.url)
     names = titles if titles is not None else sorted(all_titles())
     workers = {t: Worker(r, settings, t, **(worker_kwargs or {})) for t in names}
     proj = Projector(r, settings, **(projector_kwargs or {})) if projector else None
+    clk = Clock(r, settings, **(clock_kwargs or {})) if clock else None
     try:
         async with anyio.create_task_group() as tg:
             for w in workers.values():
                 await tg.start(w.run)
             if proj is not None:
                 await tg.start(proj.run)
-            yield {"redis": r, "workers": workers, "projector": proj}
+            if clk is not None:
+                await tg.start(clk.run)
+            yield {"redis": r, "workers": workers, "projector": proj, "clock": clk}
             tg.cancel_scope.cancel()
     finally:
         if own:

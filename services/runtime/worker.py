@@ -8,10 +8,12 @@ chance, stamp the events (versions, hash chain), and send the batch's atomic app
 outcome, XACK, push to the sender's reply inbox) and reject scripts in one pipeline. On a
 version conflict only that game's remaining commands are decided again on its reloaded state.
 A cached game costs no round trip but its script (its seed, title and metadata are cached
-with it and the script verifies version and hash). A command whose handling raises repeatedly
-(``max_deliveries``) is parked in the title's dead-letter stream with a ``handling_failed``
-outcome. Per-command log lines are at debug level; ``counts`` holds them as counters
-(``questhall_commands_total`` on ``/metrics``).
+with it and the script verifies version and hash). A command whose handling raised
+``max_failures`` times (failures recorded in the stream's failures hash; never the delivery
+count alone, which also rises when a slow replica's entries are reclaimed) is parked in the
+title's dead-letter stream with a ``handling_failed`` outcome. A second handling that finds the
+stored outcome pushes it again and counts a duplicate. Per-command log lines are at debug level; counters hold them
+(``questhall_commands_*_total`` on ``/metrics``).
 
 A worker contains no game rule: it only wires the kernel to the Redis adapters.
 """
@@ -21,7 +23,8 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections import Counter, OrderedDict
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,11 +40,17 @@ from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
-from services.kernel.errors import Rejection
+from services.kernel.errors import ChanceExhausted, Rejection
 from services.kernel.hashing import command_hash
 from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
-from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
+from services.runtime.consumer import (
+    Tracker,
+    consume,
+    consumer_name,
+    is_connection_error,
+    retry_connection,
+)
 
 log = structlog.get_logger("questhall.worker")
 
@@ -55,15 +64,19 @@ def now_ms() -> int:
 class Worker:
     """The worker of one title over a set of partitions.
 
-    ``chance_override`` maps game ids to a fixed chance: scenario and test runners only.
+    ``max_failures``: recorded handling failures (exceptions) of one entry before it is parked.
+    ``chance_override`` maps game ids to a fixed chance: scenario and test runners only;
+    ``clock_override(game_id) -> ms`` replaces the worker's clock for the ``received_at`` it
+    stamps (scenario runners let time pass with it).
     ``faults`` (test hook, e.g. ``{"hang_after_read"}``) makes the worker hang while it holds
     pending entries so that a test can kill it.
     """
 
     def __init__(self, r: Any, settings: Settings, title: str, *, consumer: str | None = None,
-                 partitions: list[int] | None = None, min_idle_ms: int = 30_000, max_deliveries: int = 5,
+                 partitions: list[int] | None = None, min_idle_ms: int = 30_000, max_failures: int = 5,
                  reap_idle_ms: int = 3_600_000, cache_size: int = 10_000,
-                 chance_override: dict[str, Chance] | None = None, faults: set[str] | None = None) -> None:
+                 chance_override: dict[str, Chance] | None = None, faults: set[str] | None = None,
+                 clock_override: Callable[[str], int | None] | None = None) -> None:
         self.r = r
         self.settings = settings
         self.keys = settings.keys
@@ -76,16 +89,26 @@ class Worker:
         self.partitions = partitions if partitions is not None else list(range(settings.partitions))
         self.store = EventStore(r, settings)
         self.min_idle_ms = min_idle_ms
-        self.max_deliveries = max_deliveries
+        self.max_failures = max_failures
         self.reap_idle_ms = reap_idle_ms
         self.cache: OrderedDict[str, lifecycle.Game] = OrderedDict()
         self.seeds: dict[str, bytes] = {}
         self.cache_size = cache_size
         self.chance_override = chance_override if chance_override is not None else {}
         self.faults = faults or set()
+        self.clock_override = clock_override
         self.handled = 0
-        self.counts: Counter[str] = Counter()
-        """Commands by outcome: accepted, rejected, duplicate, conflict (decided again), failed."""
+        """Commands whose events were appended (metrics: ``questhall_handled_total``)."""
+        self.rejected = 0
+        """Rejections stored by this worker."""
+        self.duplicates = 0
+        """Handlings that found the stored outcome (redeliveries, client retries)."""
+        self.parked = 0
+        """Commands parked after recorded handling failures."""
+        self.lost = 0
+        """Pending commands removed from their stream behind the group's back (answered ``lost``)."""
+        self.conflicts = 0
+        """Commands decided again after a version conflict (another replica moved the game on)."""
         self.beats: dict[str, float] = {}
 
     # -- running ----------------------------------------------------------------------------
@@ -111,14 +134,45 @@ class Worker:
 
         await consume(rd, None, service=f"worker:{self.title.name}", min_idle_ms=self.min_idle_ms,
                       reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
-                      on_error=self._forget, trim=True, handle_batch=batch)
+                      on_error=self._forget, trim=True, tracker=_InFlight(self), inflight=self.keys.inflight(rd.stream),
+                      handle_batch=batch)
+    async def answer_lost(self, rd: GroupReader, ids: list[str]) -> int:
+        """Answer the callers of pending commands whose entries were trimmed or deleted.
+
+        Each id named in the stream's in-flight index gets a stored ``lost`` rejection (unless an
+        outcome exists: then that one is replied again), replied to its caller; an id the index
+        does not name (read by a worker that died before indexing it) is only logged. Every id
+        is logged and counted (``self.lost``, metrics ``questhall_commands_lost_total``).
+        Returns how many callers were answered.
+        """
+        index = self.keys.inflight(rd.stream)
+        raw = await self.r.hmget(index, ids)
+        answered = 0
+        for mid, rec in zip(ids, raw, strict=True):
+            self.lost += 1
+            if rec is None:
+                log.error("pending_command_lost", title=self.title.name, message_id=mid, identified=False)
+                continue
+            gid, cid, *rest = msgspec.msgpack.decode(rec)
+            out = Rejected(command_id=cid, game_id=gid, code="lost",
+                           message="The command was removed from its stream before it was handled; nothing was applied.")
+            tag, stored = await self.store.reject_tagged(outcome=out, stream=rd.stream, group=self.group, msg_id="",
+                                                         inbox=rest[0] if rest else "")
+            log.error("pending_command_lost", title=self.title.name, message_id=mid, game_id=gid, command_id=cid,
+                      identified=True, outcome=type(stored).__name__ if tag == "dup" else "lost")
+            answered += 1
+        await self.r.hdel(index, *ids)
+        return answered
 
     async def _failed(self, stream: str, mid: str, exc: Exception, failed: set[str], **ids: Any) -> None:
-        """Record why handling ``mid`` raised; the entry stays pending (reclaimed, parked after ``max_deliveries``)."""
+        """Record why handling ``mid`` raised; the entry stays pending (reclaimed, parked after ``max_failures``)."""
         failed.add(mid)
         log.error("command_handling_failed", title=self.title.name, message_id=mid, exc_info=exc, **ids)
-        self.counts["failed"] += 1
-        await self.r.hset(self.keys.failures(stream), mid, f"{type(exc).__name__}: {exc}"[:500])
+        fails = self.keys.failures(stream)
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
+            pipe.hincrby(fails, f"{mid}:n", 1)
+            await pipe.execute()
 
     async def _park(self, stream: str, mid: str, fields: dict, error: str) -> None:
         raw = fields.get(b"c", b"")
@@ -133,6 +187,7 @@ class Worker:
                        message="The command could not be handled and was parked for an operator.")
         await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, dead=(dead, raw, error),
                                 inbox=_inbox(fields))
+        self.parked += 1
         log.error("command_parked", title=self.title.name, game_id=env.game_id, command_id=env.command_id, error=error)
 
     # -- a batch of commands ----------------------------------------------------------------
@@ -153,15 +208,18 @@ class Worker:
         """
         fails = self.keys.failures(stream)
         failed: set[str] = set()
+        parked: set[str] = set()
         jobs: list[_Job] = []
         for mid, fields, delivered in entries:
             try:
-                if delivered > self.max_deliveries:
-                    last = await self.r.hget(fails, mid)
-                    why = f"handling failed {delivered - 1} times" + (f"; last error: {last.decode()}" if last else "")
-                    await self._park(stream, mid, fields, why)
-                    await self.r.hdel(fails, mid)
-                    continue
+                if delivered > 1:  # only a redelivered entry can have recorded failures
+                    last, n = await self.r.hmget(fails, [mid, f"{mid}:n"])
+                    if n is not None and int(n) >= self.max_failures:
+                        why = f"handling failed {int(n)} times" + (f"; last error: {last.decode()}" if last else "")
+                        await self._park(stream, mid, fields, why)
+                        await self.r.hdel(fails, mid, f"{mid}:n")
+                        parked.add(mid)
+                        continue
                 job = await self._prepare(stream, mid, fields, delivered)
             except Exception as exc:
                 if is_connection_error(exc):
@@ -172,9 +230,9 @@ class Worker:
                 jobs.append(job)
         if jobs:
             await self._decide_batch(stream, jobs, failed)
-        done = [mid for mid, _, d in entries if 1 < d <= self.max_deliveries and mid not in failed]
+        done = [mid for mid, _, d in entries if d > 1 and mid not in failed and mid not in parked]
         if done:  # handled after earlier failures: their error records go
-            await self.r.hdel(fails, *done)
+            await self.r.hdel(fails, *done, *[f"{mid}:n" for mid in done])
 
     async def _prepare(self, stream: str, mid: str, fields: dict, delivered: int) -> _Job | None:
         """Decode one entry; None if it was answered (refused) or parked right here."""
@@ -214,12 +272,18 @@ class Worker:
             return None
         return _Job(mid=mid, cmd=msgspec.structs.replace(env, body=body), inbox=inbox, delivered=delivered)
 
-    async def _refuse_now(self, stream: str, mid: str, env: CommandEnvelope, inbox: str, code: str, message: str) -> None:
-        out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=_short(message))
-        stored = await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, inbox=inbox)
-        self.counts["rejected"] += 1
-        log.debug("command_rejected", title=self.title.name, game_id=env.game_id, command_id=env.command_id,
-                  code=getattr(stored, "code", code))
+    async def _refuse_now(self, stream: str, mid: str, env: CommandEnvelope, inbox: str, code: str, message: str,
+                          version: int = 0) -> None:
+        """Store a rejection right away (not decided on a game state: no version check)."""
+        out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=_short(message), version=version)
+        tag, stored = await self.store.reject_tagged(outcome=out, stream=stream, group=self.group, msg_id=mid, inbox=inbox)
+        if tag == "dup":  # handled before (a redelivery or a retry): the stored outcome was pushed again
+            self.duplicates += 1
+            log.debug("command_duplicate", title=self.title.name, game_id=env.game_id, command_id=env.command_id,
+                      outcome=type(stored).__name__)
+            return
+        self.rejected += 1
+        log.debug("command_rejected", title=self.title.name, game_id=env.game_id, command_id=env.command_id, code=code)
 
     async def _states(self, game_ids: list[str]) -> dict[str, tuple[lifecycle.Game, bytes | None] | Exception]:
         """Each game's state and seed: from the cache, else loaded (concurrently) from Redis.
@@ -304,8 +368,13 @@ class Worker:
                 raise RuntimeError(f"game {cmd.game_id!r} has events but no stored seed")
             seed = b"\0" * 32  # no game: any command but create is refused (no_such_game)
         chance = self.chance_override.get(cmd.game_id) or lifecycle.chance_for(game, seed)
+        at = self.clock_override(cmd.game_id) if self.clock_override is not None else None
+        cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else now_ms())  # the time rides in the command
         try:
             bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
+        except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
+            return self._reject_step(stream, job, "chance_unhonoured", f"The scripted chance cannot be honoured: {exc}.",
+                                     game.version, "", checked=False)
         except Rejection as rej:
             return self._reject_step(stream, job, rej.code, rej.message, game.version, game.last_hash)
         envs = stamp(game, bodies, cmd.command_id, now_ms(), command_hash(cmd))
@@ -316,11 +385,14 @@ class Worker:
         return _Step(job=job, sha=self.store._append.sha, script=scripts.APPEND, keys=keys, args=args,
                      before=game, after=after, seed=seed)
 
-    def _reject_step(self, stream: str, job: _Job, code: str, message: str, version: int | None, last_hash: str) -> _Step:
+    def _reject_step(self, stream: str, job: _Job, code: str, message: str, version: int | None, last_hash: str,
+                     *, checked: bool = True) -> _Step:
+        """The reject script of one command; ``checked``: stored only if the game is still at
+        ``version`` / ``last_hash`` (a rule's refusal), else unconditionally."""
         cmd = job.cmd
         out = Rejected(command_id=cmd.command_id, game_id=cmd.game_id, code=code, message=_short(message), version=version or 0)
         keys, args = self.store.reject_call(outcome=out, stream=stream, group=self.group, msg_id=job.mid,
-                                            decided_at=version, decided_hash=last_hash, inbox=job.inbox)
+                                            decided_at=version if checked else None, decided_hash=last_hash, inbox=job.inbox)
         return _Step(job=job, sha=self.store._reject.sha, script=scripts.REJECT, keys=keys, args=args,
                      before=None, after=None, seed=None, code=code)
 
@@ -357,29 +429,32 @@ class Worker:
             if st.after is None:  # a rejection
                 if tag == "conflict":
                     log.debug("stale_state_rejection", title=self.title.name, game_id=gid, command_id=cmd.command_id)
-                    self.counts["conflict"] += 1
+                    self.conflicts += 1
                     self._forget(gid)
                     again[gid] = [st.job]
                     continue
-                self.counts["rejected" if tag == "ok" else "duplicate"] += 1
-                log.debug("command_rejected", title=self.title.name, game_id=gid, command_id=cmd.command_id, code=st.code)
+                if tag == "dup":
+                    self.duplicates += 1
+                    log.debug("command_duplicate", title=self.title.name, game_id=gid, command_id=cmd.command_id)
+                else:
+                    self.rejected += 1
+                    log.debug("command_rejected", title=self.title.name, game_id=gid, command_id=cmd.command_id, code=st.code)
                 continue
             if tag == "ok":
                 self._remember(st.after, st.seed)
                 self.handled += 1
-                self.counts["accepted"] += 1
                 log.debug("command_accepted", title=self.title.name, game_id=gid, command_id=cmd.command_id,
                           version=st.after.version)
                 if st.after.version // self.settings.snapshot_every > st.before.version // self.settings.snapshot_every:
                     snapshots.append(st.after)
                 continue
             if tag == "dup":
-                self.counts["duplicate"] += 1
+                self.duplicates += 1
                 log.debug("command_duplicate", title=self.title.name, game_id=gid, command_id=cmd.command_id)
                 self._forget(gid)  # the state decided on assumed this command was new
                 again[gid] = []
                 continue
-            self.counts["conflict"] += 1
+            self.conflicts += 1
             log.debug("version_conflict", title=self.title.name, game_id=gid, expected=st.before.version, actual=res[1])
             self._forget(gid)
             again[gid] = [st.job]
@@ -415,6 +490,30 @@ class Worker:
         while len(self.cache) > self.cache_size:
             gid, _ = self.cache.popitem(last=False)
             self.seeds.pop(gid, None)
+
+
+class _InFlight(Tracker):
+    """The worker's in-flight index: ``message id -> [game id, command id]`` of each command read,
+    written before any of them is handled and deleted once the batch is handled, so that a
+    pending command trimmed or deleted behind the group's back can still be answered."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    async def read(self, rd: GroupReader, entries: list[tuple[str, dict]]) -> None:
+        named = {}
+        for mid, fields in entries:
+            ids = _readable_ids(fields.get(b"c", b""))
+            if ids is not None:  # with the sender's inbox: a "lost" answer reaches it too
+                named[mid] = msgspec.msgpack.encode([*ids, _inbox(fields)])
+        if named:
+            await self.worker.r.hset(self.worker.keys.inflight(rd.stream), mapping=named)
+
+    async def done(self, rd: GroupReader, ids: list[str]) -> None:
+        await self.worker.r.hdel(self.worker.keys.inflight(rd.stream), *ids)
+
+    async def deleted(self, rd: GroupReader, ids: list[str]) -> None:
+        await self.worker.answer_lost(rd, ids)
 
 
 @dataclass

@@ -187,17 +187,45 @@ def test_a_god_led_sets_no_preferred_class_and_wins():
     assert evs[-1].winner == 0
 
 
-def test_a_god_follows_as_an_epic_and_then_the_rest_play_anything():
-    s = playing([["b5", "c1"], ["nekradis", "b11"], ["b12", "c2"]], table=[(0, "b5")])
-    assert rejected(s, 1, PlayCard(card="nekradis")) == "must_follow_preferred_class"
-    _, s = when(s, 1, PlayCard(card="nekradis", pay_xp=True))
+def test_a_class_led_a_god_cannot_be_bought_the_class_card_must_be_played():
+    # Issue 17, case 1: Blades led; seat 1 holds a Blades card and Adwanis.
+    s = playing([["b5", "c1"], ["adwanis", "b11"]], table=[(0, "b5")])
+    assert rejected(s, 1, PlayCard(card="adwanis", pay_xp=True)) == "god_cannot_be_bought"
+    assert rejected(s, 1, PlayCard(card="adwanis")) == "must_follow_preferred_class"
+    assert QUESTEROS.legal_commands(s, 1) == [PlayCard(card="b11")]
+    evs, _ = when(s, 1, PlayCard(card="b11"))
+    assert evs[-1].winner == 1
+
+
+def test_epics_led_a_god_does_not_count_as_an_epic_so_a_class_card_is_free():
+    # Issue 17, case 2: an Epic led; seat 1 holds Nekradis and Blades but no Epic.
+    s = playing([["e5", "c1"], ["nekradis", "b3"]], table=[(0, "e5")])
+    assert rejected(s, 1, PlayCard(card="b3", pay_xp=True)) == "payment_not_needed"
+    assert QUESTEROS.legal_commands(s, 1) == [PlayCard(card="b3"), PlayCard(card="nekradis")]
+    evs, s2 = when(s, 1, PlayCard(card="b3"))
+    assert evs[-1].winner == 0 and s2.xp == (2, 2)
+
+
+def test_epics_led_a_god_is_a_different_card_bought_for_1_xp():
+    # Issue 17, case 3: an Epic led; seat 1 holds an Epic and Adwanis.
+    s = playing([["e5", "c1"], ["adwanis", "e3"]], table=[(0, "e5")])
+    assert rejected(s, 1, PlayCard(card="adwanis")) == "must_follow_preferred_class"
+    assert QUESTEROS.legal_commands(s, 1) == [PlayCard(card="e3"), PlayCard(card="adwanis", pay_xp=True)]
+    evs, s2 = when(s, 1, PlayCard(card="adwanis", pay_xp=True))
+    assert evs[-1].winner == 1 and s2.xp == (2, 1)
+
+
+def test_a_player_void_in_the_class_led_may_play_a_god_and_then_the_rest_play_anything():
+    s = playing([["b5", "c1"], ["nekradis", "s11"], ["b12", "c2"]], table=[(0, "b5")])
+    assert rejected(s, 1, PlayCard(card="nekradis", pay_xp=True)) == "payment_not_needed"
+    _, s = when(s, 1, PlayCard(card="nekradis"))
     evs, s = when(s, 2, PlayCard(card="c2"))
-    assert evs[-1].winner == 1 and s.initiative == 1
+    assert evs[-1].winner == 1 and s.initiative == 1 and s.xp == (2, 2, 2)
 
 
 def test_both_gods_in_one_turn_nobody_wins_and_the_leader_keeps_the_initiative():
-    s = playing([["b2", "c1"], ["adwanis", "b11"], ["nekradis", "c2"]], leader=0, table=[(0, "b2")])
-    _, s = when(s, 1, PlayCard(card="adwanis", pay_xp=True))
+    s = playing([["b2", "c1"], ["adwanis", "s11"], ["nekradis", "c2"]], leader=0, table=[(0, "b2")])
+    _, s = when(s, 1, PlayCard(card="adwanis"))
     evs, s = when(s, 2, PlayCard(card="nekradis"))
     assert evs[-1] == QuestWon(turn=1, winner=None, cards=["b2", "adwanis", "nekradis"])
     assert s.quests == (0, 0, 0) and s.discarded == ("b2", "adwanis", "nekradis")

@@ -30,10 +30,12 @@ from schemas.quests_over_coffee import (
     PayForHelp,
     QocOptions,
     QuestResolved,
+    Reroll,
     Roll,
     SetUp,
     ShopLeft,
     SwapEnvironment,
+    SwapItem,
     UseItem,
 )
 from services.games.quests_over_coffee import QOC, rules
@@ -266,6 +268,26 @@ def test_coop_only_the_leader_resolves_and_items_may_be_given():
     assert rejected(started(), 0, GiveItem(item="healing-scone")) == "coop_only"
 
 
+def test_coop_swap_one_for_one_at_three_items_each_and_give_refused():
+    s = started("coop")
+    s = with_party(s, items=(("healing-scone", "tip-jar", "warm-blanket"), ("extra-shot", "loaded-sugar-cube", "second-opinion")))
+    assert rejected(s, 0, GiveItem(item="tip-jar")) == "item_limit"
+    s, evs = play(s, 1, SwapItem(item="loaded-sugar-cube", take="tip-jar"))
+    assert s.party.items == (("healing-scone", "loaded-sugar-cube", "warm-blanket"), ("extra-shot", "tip-jar", "second-opinion"))
+    assert rejected(started(), 0, SwapItem(item="healing-scone", take="tip-jar")) == "coop_only"
+
+
+def test_coop_reward_item_goes_to_the_partner_when_the_leader_holds_the_most():
+    s = started("coop")
+    lead = s.leader
+    full = ("healing-scone", "tip-jar", "warm-blanket")
+    s = with_party(s, items=tuple(full if i == lead else () for i in range(2)))
+    s = msgspec.structs.replace(s, active="broken-espresso", base=(6, 6, 2), pool=((6, 6, 2), (1, 1, 1)))
+    top = s.item_deck[0]
+    s, _ = play(s, lead, Accept())  # 14: Success, item +1; [6,6] money +3
+    assert s.party.items[lead] == full and s.party.items[1 - lead] == (top,)
+
+
 def test_coop_shop_order_is_chosen_and_the_shop_refilled_after_the_first_visitor():
     s = msgspec.structs.replace(started("coop"), phase="shop", prices=(1, 2, 3),
                                 shop_items=("loaded-sugar-cube", "second-opinion", "four-leaf-biscotti"))
@@ -345,9 +367,9 @@ def test_deck_orders_are_redacted_from_every_seat():
 def _bounds(s: rules.QocState) -> None:
     p = s.party
     for i in range(s.seats):
-        assert 0 <= p.health[i] <= rules.max_of(s, "health")
-        assert 0 <= p.luck[i] <= rules.max_of(s, "luck")
-        assert len(p.items[i]) <= rules.max_of(s, "items")
+        assert 0 <= p.health[i] <= rules.max_of(s, "health", i)
+        assert 0 <= p.luck[i] <= rules.max_of(s, "luck", i)
+        assert len(p.items[i]) <= rules.max_of(s, "items", i)
     assert 0 <= p.money <= rules.max_of(s, "money")
     assert 0 <= s.help <= rules.MAX_HELP and len(s.dice) <= 3 + rules.MAX_HELP
 
@@ -356,11 +378,14 @@ MODES = st.fixed_dictionaries({
     "mode": st.sampled_from(["solo", "coop"]), "quest_board": st.booleans(),
     "environments": st.booleans(), "companions": st.booleans(),
     "player_side": st.sampled_from(sorted(PACK.sides)),
+    "player_sides": st.sampled_from([[], ["night-owl", "barista"]]),
 })
 
 
 def _run(options: dict, seed: int, bot: str | None) -> LocalGame:
     seats = 2 if options["mode"] == "coop" else 1
+    if seats == 1:
+        options = {**options, "player_sides": []}
     g = LocalGame(QOC, seed=seed.to_bytes(32, "big"))
     g.create_and_start(seats, options)
     rng = random.Random(seed)
@@ -368,8 +393,8 @@ def _run(options: dict, seed: int, bot: str | None) -> LocalGame:
         if g.game.status != "active":
             break
         state = g.game.rules
-        for seat in range(seats):  # off-turn seats may only have give/use item commands
-            assert all(isinstance(c, (GiveItem, UseItem)) for c in QOC.legal_commands(state, seat)) or seat in QOC.to_move(state)
+        for seat in range(seats):  # off-turn seats: give/swap/use their items, reroll with their Luck
+            assert all(isinstance(c, (GiveItem, SwapItem, UseItem, Reroll)) for c in QOC.legal_commands(state, seat)) or seat in QOC.to_move(state)
         seat = QOC.to_move(state)[0]
         view = QOC.view(state, seat)
         assert view.legal, "the seat to move always has a legal command"

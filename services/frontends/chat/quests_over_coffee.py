@@ -21,6 +21,7 @@ from schemas.quests_over_coffee import (
     Reroll,
     Roll,
     SwapEnvironment,
+    SwapItem,
     Trade,
     UseItem,
 )
@@ -34,8 +35,10 @@ HELP = """Quests Over Coffee (dice are numbered from 1):
   pick A B P                co-op: your dice A and B and your partner's die P
   reroll D... [payer SEAT]  reroll dice with Luck
   use ITEM [die D]          use an item (on die D)
-  give ITEM                 co-op: give an item to your partner
-  accept [respond ITEM,...] [partner health=N luck=N]   accept the roll
+  give ITEM [for ITEM]      co-op: give an item to your partner (or swap it for one of theirs)
+  accept [respond ITEM,...] [partner health=N luck=N item=N] [special health=N luck=N item=N]
+                            accept the roll (co-op: the partner's share of the Fail/Success
+                            event, then of the Special event)
   order SEAT | buy SLOT | trade ITEM | swap | leave      at the Shop"""
 
 SIMPLE = {"roll": Roll, "swap": SwapEnvironment, "leave": LeaveShop}
@@ -87,26 +90,29 @@ def parse(words: list[str], view: dict | None, seat: int | None) -> Command:
             return UseItem(item=rest[0], die=_die(rest[2]))
         return UseItem(item=_one(rest, "use ITEM [die D]"))
     if head == "give":
-        return GiveItem(item=_one(rest, "give ITEM"))
+        if len(rest) == 3 and rest[1] == "for":
+            return SwapItem(item=rest[0], take=rest[2])
+        return GiveItem(item=_one(rest, "give ITEM [for ITEM]"))
     if head == "accept":
         respond: list[str] = []
-        split: dict[str, int] = {}
+        splits: dict[str, dict[str, int]] = {"partner": {}, "special": {}}
         i = 0
         while i < len(rest):
             if rest[i] == "respond" and i + 1 < len(rest):
                 respond = [w for w in rest[i + 1].split(",") if w]
                 i += 2
-            elif rest[i] == "partner":
+            elif rest[i] in splits:
+                split = splits[rest[i]]
                 i += 1
                 while i < len(rest) and "=" in rest[i]:
                     k, _, v = rest[i].partition("=")
-                    if k not in ("health", "luck"):
-                        raise ChatError("A split names health=N or luck=N.")
+                    if k not in ("health", "luck", "item"):
+                        raise ChatError("A split names health=N, luck=N or item=N.")
                     split[k] = integer(v, k, 0, 20)
                     i += 1
             else:
-                raise ChatError(f"Unexpected {rest[i]!r}: write `accept [respond ITEM,...] [partner health=N luck=N]`.")
-        return Accept(respond=respond, to_partner=split)
+                raise ChatError(f"Unexpected {rest[i]!r}: write `accept [respond ITEM,...] [partner health=N ...] [special health=N ...]`.")
+        return Accept(respond=respond, to_partner=splits["partner"], special_to_partner=splits["special"])
     if head == "order":
         return ChooseShopOrder(first=integer(_one(rest, "order SEAT"), "A seat", 0, 1))
     if head == "buy":
@@ -136,12 +142,16 @@ def format(cmd: Command) -> str:
             return f"use {i}" + (f" die {d + 1}" if d is not None else "")
         case GiveItem(item=i):
             return f"give {i}"
-        case Accept(respond=rs, to_partner=sp):
+        case SwapItem(item=i, take=t):
+            return f"give {i} for {t}"
+        case Accept(respond=rs, to_partner=sp, special_to_partner=ssp):
             out = "accept"
             if rs:
                 out += " respond " + ",".join(rs)
             if sp:
                 out += " partner " + " ".join(f"{k}={v}" for k, v in sorted(sp.items()))
+            if ssp:
+                out += " special " + " ".join(f"{k}={v}" for k, v in sorted(ssp.items()))
             return out
         case ChooseShopOrder(first=f):
             return f"order {f}"

@@ -44,6 +44,8 @@ class OrionDuel(Title[OrionState]):
     state_type = OrionState
     view_type = OrionView
     command_types = (PlaceToken, ChooseStarter, PlaceTile)
+    undoable = (PlaceToken, ChooseStarter, PlaceTile)
+    default_move_text = "places a legal tile (the first legal placement; in setup the first legal token)"
     event_types = (RolesAssigned, TokensPlaced, TokenPlaced, StarterChosen, TilePlaced, PlayerBlocked, GameDecided)
     bots = BOTS
 

@@ -34,13 +34,16 @@ class Questeros(Title[QState]):
 
     name = "questeros"
     display_name = "Questeros"
-    rules_version = "1"
+    rules_version = "2"
+    """2: a God is neither a Class nor an Epic card (RULINGS.md "Questeros", Gods)."""
     min_seats = 2
     max_seats = 6
     options_type = QuesterosOptions
     state_type = QState
     view_type = QuesterosView
     command_types = (Bid, PlayCard, LookAtHand)
+    undoable = (Bid,)
+    default_move_text = "the lowest legal card (Gods last, no XP paid if avoidable); bid 1; the Mentor declines"
     event_types = (DealerChosen, EpicAdded, HandsDealt, BidMade, CardPlayed, HandLookedAt, QuestWon, RoundScored)
 
     def check_options(self, options: QuesterosOptions, seats: int) -> None:
@@ -73,6 +76,10 @@ class Questeros(Title[QState]):
 
     def to_move(self, state: QState) -> list[int]:
         return rules.to_move(state)
+
+    def default_move(self, state: QState, seat: int) -> Command | None:
+        """A timeout plays the lowest legal card (rules.default_move)."""
+        return rules.default_move(state, seat)
 
 
 Questeros.bots = {"random": bots.random_bot, "bidder": bots.bidder_bot}

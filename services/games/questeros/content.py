@@ -37,8 +37,11 @@ class Card:
 
     @property
     def suit(self) -> str:
-        """The follow category: the Class, or ``epic`` for Epics and Gods (RULINGS.md)."""
-        return self.cls if self.kind == "class" else "epic"
+        """The follow category: the Class, ``epic`` for Epics, ``god`` for the Gods.
+
+        RULINGS.md "Questeros" (Gods): a God is neither a Class nor an Epic card (rulebook: "56
+        Class Cards, 22 Epic Cards & 2 God cards")."""
+        return self.cls if self.kind == "class" else self.kind
 
 
 def load_deck(path: Path, known_abilities: frozenset[str]) -> tuple[dict[str, Card], tuple[str, ...]]:

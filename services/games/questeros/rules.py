@@ -136,9 +136,13 @@ def preferred(state: QState) -> str | None:
 def check_play(state: QState, seat: int, card: str, pay_xp: bool) -> None:
     """Raise Rejection unless ``seat`` may play ``card`` now with this payment choice.
 
+    A God is neither a Class nor an Epic card: it never counts as holding the Preferred Class,
+    1 XP never buys it over a Class led, and with Epics preferred 1 XP buys it like any other
+    non-Epic card; a player void in the Preferred Class plays anything, a God included.
     Codes: ``mentor_choice_pending``, ``not_playing_phase``, ``not_your_turn``, ``card_not_in_hand``, ``not_enough_xp``,
-    ``must_follow_preferred_class``, ``payment_not_needed``.
-    Source: rulebook "Card Play Rules", "Gods", "General Notes"; RULINGS.md (Gods follow as Epics).
+    ``must_follow_preferred_class``, ``god_cannot_be_bought``, ``payment_not_needed``.
+    Source: rulebook "Card Play Rules", "Gods", "General Notes" ("This option applies only to
+    Epic Cards"); RULINGS.md "Questeros" (Gods).
     """
     if state.phase == "mentor":
         raise Rejection("mentor_choice_pending", f"Seat {state.mentor} must first choose whose hand the Mentor looks at.")
@@ -157,11 +161,15 @@ def check_play(state: QState, seat: int, card: str, pay_xp: bool) -> None:
         if pay_xp:
             raise Rejection("payment_not_needed", "This card may be played without paying XP; send pay_xp = false.")
         return
-    # Holding the Preferred Class and not following it: only Epic <-> non-Epic, for 1 XP.
+    # Holding the Preferred Class and not following it: 1 XP buys an Epic over a Class led, or
+    # any other card (a God included) when Epics are preferred.
+    if pref != "epic" and suit == "god":
+        raise Rejection("god_cannot_be_bought" if pay_xp else "must_follow_preferred_class",
+                        f"You hold {pref}: play {pref}; 1 XP buys an Epic instead, never a God.")
     if pref != "epic" and suit != "epic":
         raise Rejection("must_follow_preferred_class", f"You hold {pref}: play {pref} (or pay 1 XP to play an Epic).")
     if not pay_xp:
-        what = "an Epic" if pref != "epic" else "a Class card"
+        what = "an Epic" if pref != "epic" else "a card that is not an Epic"
         raise Rejection("must_follow_preferred_class",
                         f"You hold {pref}: follow it, or send pay_xp = true to pay 1 XP for {what}.")
     if state.xp[seat] < 1:
@@ -344,6 +352,19 @@ def legal_commands(state: QState, seat: int) -> list:
                 out.append(PlayCard(card=c, pay_xp=pay))
         return out
     return []
+
+
+def default_move(state: QState, seat: int):
+    """What a timeout plays for ``seat`` (house rule, issue 14): the lowest legal card (by value,
+    Gods last, without paying XP when it can), the lowest bid (1), or the Mentor declines."""
+    legal = legal_commands(state, seat)
+    if not legal:
+        return None
+    if isinstance(legal[0], PlayCard):
+        return min(legal, key=lambda c: (CARDS[c.card].kind == "god", CARDS[c.card].value, c.pay_xp, INDEX[c.card]))
+    if isinstance(legal[0], LookAtHand):
+        return LookAtHand(target=None)
+    return min(legal, key=lambda c: c.quests)
 
 
 def to_move(state: QState) -> list[int]:

@@ -8,7 +8,21 @@ from __future__ import annotations
 
 from schemas.base import Command, Event
 from schemas.envelope import Result
-from schemas.quests_over_coffee import COMMAND_TYPES, EVENT_TYPES, QocOptions, QocView
+from schemas.quests_over_coffee import (
+    COMMAND_TYPES,
+    EVENT_TYPES,
+    Accept,
+    ChooseDice,
+    ChooseQuest,
+    ChooseShopOrder,
+    GiveItem,
+    KeepItem,
+    LeaveShop,
+    PayForHelp,
+    QocOptions,
+    QocView,
+    Roll,
+)
 from services.games.quests_over_coffee import rules, views
 from services.games.quests_over_coffee.bots import BOTS
 from services.games.quests_over_coffee.rules import QocState
@@ -29,14 +43,23 @@ class QuestsOverCoffee(Title[QocState]):
     state_type = QocState
     view_type = QocView
     command_types = COMMAND_TYPES
+    undoable = (ChooseQuest, PayForHelp, ChooseShopOrder, GiveItem)
+    default_move_text = "accepts the roll (before a roll: rolls; picks dice, leaves the shop, keeps the first item, takes the first quest)"
     event_types = EVENT_TYPES
 
     def check_options(self, options: QocOptions, seats: int) -> None:
-        """Raises Rejection ``bad_options``: mode vs seat count, unknown player side."""
+        """Raises Rejection ``bad_options``: mode vs seat count, unknown player side(s), a bad Quest Board choice."""
         if options.mode is not None and SEATS_BY_MODE[options.mode] != seats:
             raise Rejection("bad_options", f"Mode {options.mode} is played with {SEATS_BY_MODE[options.mode]} seat(s), not {seats}.")
         if options.player_side not in rules.PACK.sides:
             raise Rejection("bad_options", f"Player card side must be one of {sorted(rules.PACK.sides)}.")
+        if options.player_sides:
+            if len(options.player_sides) != seats:
+                raise Rejection("bad_options", f"player_sides names one side per seat ({seats}), not {len(options.player_sides)}.")
+            bad = [sd for sd in options.player_sides if sd not in rules.PACK.sides]
+            if bad:
+                raise Rejection("bad_options", f"Player card side must be one of {sorted(rules.PACK.sides)}, not {bad[0]!r}.")
+        rules.check_board_quests(options)
 
     def initial_state(self, options: QocOptions, seats: int) -> QocState:
         return rules.initial_state(options, seats)
@@ -68,6 +91,20 @@ class QuestsOverCoffee(Title[QocState]):
         what = "Defeated" if state.defeated else f"{sc} VP"
         return Result(winners=[] if state.defeated else list(range(state.seats)),
                       scores=[float(sc)] * state.seats, summary=f"{what}, Star Grade {sg}: {text}")
+
+    def default_move(self, state: QocState, seat: int) -> Command | None:
+        """A timeout accepts the roll (house rule, issue 14): in order of preference accept, roll,
+        pick dice, leave the shop, choose a shop order, keep an item, choose a quest."""
+        legal = views.legal_commands(state, seat)
+        for kind in (Accept, Roll, ChooseDice, LeaveShop, ChooseShopOrder, KeepItem, ChooseQuest):
+            for c in legal:
+                if type(c) is kind:
+                    return c
+        return legal[0] if legal else None
+
+    def forfeit_winners(self, state: QocState | None, seat: int, seats: int) -> list[int]:
+        """A co-operative game: when a seat forfeits, the party loses together."""
+        return []
 
     def to_move(self, state: QocState) -> list[int]:
         if state.phase == "keep_item":

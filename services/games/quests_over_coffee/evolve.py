@@ -15,6 +15,7 @@ from schemas.quests_over_coffee import (
     ItemBought,
     ItemGiven,
     ItemKept,
+    ItemSwapped,
     ItemTraded,
     ItemUsed,
     LeaderRolled,
@@ -65,7 +66,7 @@ def evolve(st: QocState, ev: Event) -> QocState:
             n = len(st.base)
             st = rep(st, base=tuple(ev.dice[:n]), extra=tuple(ev.dice[n:]))
         return st
-    if isinstance(ev, (ItemGiven, ItemBought, ItemTraded)):
+    if isinstance(ev, (ItemGiven, ItemSwapped, ItemBought, ItemTraded)):
         st = rep(st, party=ev.party)
         if isinstance(ev, ItemBought):
             st = rep(st, shop_items=tuple(None if i == ev.slot - 1 else x for i, x in enumerate(st.shop_items)))

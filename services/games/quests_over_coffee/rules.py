@@ -11,7 +11,8 @@ Setup draw order (what scenario ``[chance] draws`` must list):
 1. quests: ``shuffle`` of every quest id (file order); the first 5 are dealt face down (the
    round-2 deck, under the Shop card), the next 5 face up (round 1). Quest Board variant:
    ``shuffle`` of the one-star ids (first 3 kept), of the two-star ids (first 4), of the
-   three-star ids (first 3), then ``shuffle`` of those 10 in that order, dealt as above.
+   three-star ids (first 3), then ``shuffle`` of those 10 in that order, dealt as above;
+   with ``board_quests`` chosen: one ``shuffle`` of the chosen 10 in the order given.
 2. ``shuffle`` of every item id: the item deck; each seat in turn is offered its top 2.
 3. environments on: ``shuffle`` of environment ids; the first is in play.
 4. companions on: ``shuffle`` of companion ids: the companion deck.
@@ -34,6 +35,7 @@ from schemas.quests_over_coffee import (
     HelpPaid,
     ItemGiven,
     ItemKept,
+    ItemSwapped,
     ItemUsed,
     KeepItem,
     LeaveShop,
@@ -47,6 +49,7 @@ from schemas.quests_over_coffee import (
     Rolled,
     SetUp,
     SwapEnvironment,
+    SwapItem,
     Trade,
     UseItem,
 )
@@ -85,11 +88,11 @@ from services.games.quests_over_coffee.state import (
     shop_price,
     star_grade,
 )
-from services.kernel import Chance
+from services.kernel import Chance, Rejection
 
 __all__ = [
     "MAX_HELP", "QocState", "band", "condition_met", "condition_text", "decide", "evolve",
-    "grade_text", "help_cost", "initial_state", "max_of", "score", "setup", "shop_price", "star_grade",
+    "check_board_quests", "grade_text", "help_cost", "initial_state", "max_of", "score", "setup", "shop_price", "star_grade",
 ]
 
 
@@ -97,9 +100,27 @@ def _ids(cards: dict) -> list[str]:
     return list(cards)
 
 
+def check_board_quests(options: QocOptions) -> None:
+    """Quest Board Variant Setup: the chosen quests are 3 one-star, 4 two-star and 3 three-star
+    quests of the pack, all different. Raises Rejection ``bad_options``."""
+    chosen = options.board_quests
+    if not chosen:
+        return
+    if not options.quest_board:
+        raise Rejection("bad_options", "board_quests is an option of the Quest Board variant (quest_board = true).")
+    unknown = [q for q in chosen if q not in PACK.quests]
+    if unknown:
+        raise Rejection("bad_options", f"{unknown[0]!r} is not a quest of this game.")
+    counts = {stars: sum(PACK.quests[q].stars == stars for q in chosen) for stars in BOARD_COUNTS}
+    if len(set(chosen)) != len(chosen) or counts != BOARD_COUNTS or len(chosen) != QUESTS_PER_GAME:
+        raise Rejection("bad_options", "Choose 10 different quests: 3 one-star, 4 two-star and 3 three-star.")
+
+
 def setup(options: QocOptions, seats: int, chance: Chance) -> list[Event]:
     """Quest Deck, Player, Environment and Companion Setup; draw order in the module docstring."""
-    if options.quest_board:
+    if options.quest_board and options.board_quests:  # the players chose their 3 + 4 + 3: "Shuffle and begin!"
+        order = chance.shuffle(list(options.board_quests))
+    elif options.quest_board:
         chosen: list[str] = []
         for stars, n in BOARD_COUNTS.items():
             group = [q for q, c in PACK.quests.items() if c.stars == stars]
@@ -145,19 +166,34 @@ def _keep_item(state: QocState, seat: int, cmd: KeepItem, chance: Chance) -> lis
     return out
 
 
-def _give_item(state: QocState, seat: int, cmd: GiveItem, chance: Chance) -> list[Event]:
+def _need_swap(state: QocState, seat: int, item: str) -> int:
+    """Co-op 7 ("Players may swap Items at any time"): checks shared by give and swap; the partner."""
     if state.mode != "coop":
         raise _no("coop_only", "Items are swapped between players only in the co-op variant.")
-    _need_phase(state, "quest", "shop")
-    if cmd.item not in state.party.items[seat]:
+    _need_phase(state, "keep_item", "quest", "shop")
+    if item not in state.party.items[seat]:
         raise _no("no_such_item", "You do not hold that item.")
-    to = 1 - seat
-    if len(state.party.items[to]) >= max_of(state, "items"):
-        raise _no("item_limit", "Your partner already holds the most items allowed.")
+    return 1 - seat
+
+
+def _give_item(state: QocState, seat: int, cmd: GiveItem, chance: Chance) -> list[Event]:
+    to = _need_swap(state, seat, cmd.item)
+    if len(state.party.items[to]) >= max_of(state, "items", to):
+        raise _no("item_limit", "Your partner already holds the most items allowed; swap one for one instead.")
     d = _Draft(state)
     d.items[seat].remove(cmd.item)
     d.items[to].append(cmd.item)
     return [ItemGiven(seat=seat, item=cmd.item, to=to, party=d.party())]
+
+
+def _swap_item(state: QocState, seat: int, cmd: SwapItem, chance: Chance) -> list[Event]:
+    to = _need_swap(state, seat, cmd.item)
+    if cmd.take not in state.party.items[to]:
+        raise _no("no_such_item", "Your partner does not hold that item.")
+    d = _Draft(state)
+    d.items[seat][d.items[seat].index(cmd.item)] = cmd.take
+    d.items[to][d.items[to].index(cmd.take)] = cmd.item
+    return [ItemSwapped(seat=seat, gave=cmd.item, took=cmd.take, to=to, party=d.party())]
 
 
 def _use_item(state: QocState, seat: int, cmd: UseItem, chance: Chance) -> list[Event]:
@@ -169,8 +205,7 @@ def _use_item(state: QocState, seat: int, cmd: UseItem, chance: Chance) -> list[
     if any(e.op in DIE_OPS for e in card.effects):
         if state.phase != "quest" or state.active is None:
             raise _no("no_active_quest", "A die item is used while resolving a quest.")
-        _need_leader(state, seat)
-        _need_dice(state)
+        _need_dice(state)  # co-op: either seat, on the shared base dice, with its own items
         if any(e.op != "reroll_all" for e in card.effects if e.op in DIE_OPS):
             if cmd.die is None or not 0 <= cmd.die < len(dice):
                 raise _no("bad_die", f"Name a die from 0 to {len(dice) - 1}.")
@@ -239,11 +274,10 @@ def _roll(state: QocState, seat: int, cmd: Roll, chance: Chance) -> list[Event]:
     if state.rolled:
         raise _no("already_rolled", "The Base Roll is made; use Luck or items to change it.")
     if state.mode == "coop":
-        n = PACK.sides[state.side].dice
-        pool = [[chance.die(6) for _ in range(n)] for _ in range(state.seats)]
+        pool = [[chance.die(6) for _ in range(PACK.sides[state.side_of(i)].dice)] for i in range(state.seats)]
         extra = [chance.die(6) for _ in range(state.help)]
         return [Rolled(base=[], pool=pool, extra=extra)]
-    base = [chance.die(6) for _ in range(PACK.sides[state.side].dice)]
+    base = [chance.die(6) for _ in range(PACK.sides[state.side_of(0)].dice)]
     extra = [chance.die(6) for _ in range(state.help)]
     return [Rolled(base=base, pool=[], extra=extra)]
 
@@ -268,12 +302,11 @@ def _choose_dice(state: QocState, seat: int, cmd: ChooseDice, chance: Chance) ->
 
 def _reroll(state: QocState, seat: int, cmd: Reroll, chance: Chance) -> list[Event]:
     _need_phase(state, "quest")
-    _need_leader(state, seat)
     _need_active(state)
-    _need_dice(state)
+    _need_dice(state)  # co-op: either seat rerolls the shared base dice with its own Luck
     payer = seat if cmd.payer is None else cmd.payer
-    if not 0 <= payer < state.seats:
-        raise _no("bad_payer", "The payer must be a seat of the game.")
+    if payer != seat:
+        raise _no("bad_payer", f"Only seat {payer} can spend its Luck: it sends the reroll itself.")
     n = len(state.dice)
     if not cmd.dice or len(set(cmd.dice)) != len(cmd.dice) or not all(0 <= i < n for i in cmd.dice):
         raise _no("bad_dice", f"Name distinct dice from 0 to {n - 1}.")
@@ -287,15 +320,51 @@ def _reroll(state: QocState, seat: int, cmd: Reroll, chance: Chance) -> list[Eve
     return [Rerolled(payer=payer, indexes=sorted(cmd.dice), dice=dice, party=d.party())]
 
 
+SPLIT_KEYS = ("health", "luck", "item")
+"""Parts of a reward the co-op Leader splits (money is pooled, co-op 5)."""
+
+
 def _split(state: QocState, op: str, total: int, to_partner: dict[str, int]) -> tuple[int, int]:
-    """Co-op 3-4: (leader delta, partner delta) of a ``health``/``luck`` change (R4)."""
+    """Co-op 3-4: (leader delta, partner delta) of a ``health``/``luck``/``item`` change (R4).
+
+    Default share: half of a health/luck change (rounded down), none of the items.
+    """
     if state.mode != "coop":
         return total, 0
-    share = to_partner.get(op, abs(total) // 2)
+    share = to_partner.get(op, abs(total) // 2 if op != "item" else 0)
     if not 0 <= share <= abs(total):
         raise _no("bad_split", f"Give the partner 0 to {abs(total)} of the {op} change.")
     sign = 1 if total >= 0 else -1
     return total - sign * share, sign * share
+
+
+def _draw_items(d: _Draft, leader: int, mine: int, theirs: int) -> None:
+    """Item rewards: the partner's share first, then the Leader's; a card whose receiver holds the
+    most items goes to the other seat if it has room, else stays in the deck (R7)."""
+    partner = 1 - leader if d.state.seats > 1 else leader
+    for target in [partner] * theirs + [leader] * mine:
+        for who in (target, partner if target == leader else leader):
+            if d.item_deck and len(d.items[who]) < max_of(d.state, "items", who):
+                d.items[who].append(d.item_deck.pop(0))
+                break
+
+
+def _apply_stage(state: QocState, d: _Draft, seat: int, stage: list[Effect], split: dict[str, int]) -> None:
+    """Apply one event of a quest (Fail/Success, or the Special), split in co-op by the Leader."""
+    for op in SPLIT_KEYS:
+        total_op = sum(e.n for e in stage if e.op == op)
+        if not total_op:
+            continue
+        mine, theirs = _split(state, op, total_op, split)
+        if op == "item":
+            _draw_items(d, seat, mine, theirs)
+            continue
+        d.add(seat, op, mine)
+        if state.mode == "coop":
+            d.add(1 - seat, op, theirs)
+    money = sum(e.n for e in stage if e.op == "money")
+    if money:
+        d.add(seat, "money", money)
 
 
 def _accept(state: QocState, seat: int, cmd: Accept, chance: Chance) -> list[Event]:
@@ -303,10 +372,10 @@ def _accept(state: QocState, seat: int, cmd: Accept, chance: Chance) -> list[Eve
     _need_leader(state, seat)
     quest = _need_active(state)
     _need_dice(state)
-    if state.mode != "coop" and cmd.to_partner:
+    if state.mode != "coop" and (cmd.to_partner or cmd.special_to_partner):
         raise _no("bad_split", "Rewards are split only in the co-op variant.")
-    if any(k not in ("health", "luck") for k in cmd.to_partner):
-        raise _no("bad_split", "Only health and luck changes are split (money is pooled).")
+    if any(k not in SPLIT_KEYS for k in (*cmd.to_partner, *cmd.special_to_partner)):
+        raise _no("bad_split", "Only health, luck and item changes are split (money is pooled).")
     held = list(state.party.items[seat])
     for it in cmd.respond:
         if it not in held:
@@ -324,29 +393,18 @@ def _accept(state: QocState, seat: int, cmd: Accept, chance: Chance) -> list[Eve
     total = sum(dice)
     b = band(quest, total)
     special = condition_met(quest.special, dice, after_items)
-    effects: list[Effect] = list(quest.on_fail if b == "fail" else quest.on_success if b == "success" else ())
-    if special:
-        effects += quest.on_special
-    # Solo: the Fail/Success event, then the Special event, each applied (and clamped) in turn;
-    # running out of Health after either is a defeat (Resolving a Quest 2-5, Health 1). Co-op:
-    # the Leader splits the summed health/luck change (R4), applied once (R12).
-    stages = [effects] if state.mode == "coop" else [effects[:len(effects) - len(quest.on_special) * special],
-                                                     list(quest.on_special) if special else []]
+    main = list(quest.on_fail if b == "fail" else quest.on_success if b == "success" else ())
+    stages = [(main, cmd.to_partner), (list(quest.on_special) if special else [], cmd.special_to_partner)]
+    for stage, split in stages:  # every split is checked before anything is applied
+        for op in SPLIT_KEYS:
+            n = sum(e.n for e in stage if e.op == op)
+            if n or op in split:
+                _split(state, op, n, split)
+    # One order in every mode (RULINGS): the Fail or Success event, then the Special event, each
+    # applied (and clamped) in turn; Health 0 after the first ends the game before the Special.
     out_of_health = False
-    for stage in stages:
-        for op in ("health", "luck"):
-            total_op = sum(e.n for e in stage if e.op == op)
-            if total_op or op in cmd.to_partner:
-                mine, theirs = _split(state, op, total_op, cmd.to_partner)
-                d.add(seat, op, mine)
-                if state.mode == "coop":
-                    d.add(1 - seat, op, theirs)
-        money = sum(e.n for e in stage if e.op == "money")
-        if money:
-            d.add(seat, "money", money)
-        for e in stage:
-            if e.op == "item":
-                d.add(seat, "item", e.n)
+    for stage, split in stages:
+        _apply_stage(state, d, seat, stage, split)
         out_of_health = any(h <= 0 for h in d.health)
         if out_of_health:
             break
@@ -367,7 +425,7 @@ def _accept(state: QocState, seat: int, cmd: Accept, chance: Chance) -> list[Eve
 
 
 _HANDLERS = {
-    KeepItem: _keep_item, GiveItem: _give_item, UseItem: _use_item, ChooseQuest: _choose_quest,
+    KeepItem: _keep_item, GiveItem: _give_item, SwapItem: _swap_item, UseItem: _use_item, ChooseQuest: _choose_quest,
     PayForHelp: _pay_for_help, Roll: _roll, ChooseDice: _choose_dice, Reroll: _reroll,
     Accept: _accept, ChooseShopOrder: _choose_shop_order, Buy: _buy, Trade: _trade,
     SwapEnvironment: _swap_env, LeaveShop: _leave_shop,

@@ -83,7 +83,7 @@ def _buy(state: QocState, seat: int, cmd: Buy, chance: Chance) -> list[Event]:
     price = shop_price(state, cmd.slot)
     if state.party.money < price:
         raise _no("not_enough_money", f"That item costs {price} Money.")
-    if len(state.party.items[seat]) >= max_of(state, "items"):
+    if len(state.party.items[seat]) >= max_of(state, "items", seat):
         raise _no("item_limit", "You already hold the most items allowed.")
     d = _Draft(state)
     d.money -= price
@@ -120,7 +120,7 @@ def _swap_env(state: QocState, seat: int, cmd: SwapEnvironment, chance: Chance) 
     for seat_ in range(state.seats):  # R6: values above a lowered maximum come down to it
         d.add(seat_, "health", 0)
         d.add(seat_, "luck", 0)
-        while len(d.items[seat_]) > max_of(after, "items"):
+        while len(d.items[seat_]) > max_of(after, "items", seat_):
             d.discard_item(seat_, d.items[seat_][-1])
     d.add(0, "money", 0)
     return [EnvironmentSwapped(old=state.environment, new=state.env_deck[0], environments=list(state.env_deck[1:]),

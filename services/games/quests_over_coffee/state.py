@@ -33,6 +33,7 @@ class QocState(Record):
     use_env: bool
     use_comp: bool
     side: str
+    """The side every seat uses unless ``sides`` names one per seat."""
     party: Party
     phase: str = "setup"
     """setup, keep_item, quest, shop, over."""
@@ -60,6 +61,12 @@ class QocState(Record):
     traded: bool = False
     env_swapped: bool = False
     defeated: bool = False
+    sides: tuple[str, ...] = ()
+    """Co-op: each seat's own Player card side (2-Player Variant Setup 2); empty: ``side`` for all."""
+
+    def side_of(self, seat: int) -> str:
+        """The Player card side of ``seat``."""
+        return self.sides[seat] if self.sides else self.side
 
     @property
     def dice(self) -> tuple[int, ...]:
@@ -79,12 +86,17 @@ def _mods(state: QocState) -> dict[str, int]:
     return dict(PACK.environments[state.environment].mods) if state.environment else {}
 
 
-def max_of(state: QocState, what: str) -> int:
-    """Maximum ``health``/``luck``/``items`` of a seat, or ``money`` (co-op: the pool, R5)."""
-    side = PACK.sides[state.side]
-    base = {"health": side.max_health, "luck": side.max_luck, "items": side.max_items, "money": side.max_money}[what]
-    base += _mods(state).get(f"max_{what}", 0)
-    return base * state.seats if what == "money" else base
+def max_of(state: QocState, what: str, seat: int = 0) -> int:
+    """Maximum ``health``/``luck``/``items`` of ``seat`` (its own Player card side), or ``money``
+    (co-op: the pool, the sum of both sides' maximums, R5)."""
+    def base_of(sd: str) -> int:
+        side = PACK.sides[sd]
+        return {"health": side.max_health, "luck": side.max_luck, "items": side.max_items, "money": side.max_money}[what]
+
+    mod = _mods(state).get(f"max_{what}", 0)
+    if what == "money":
+        return sum(base_of(state.side_of(i)) + mod for i in range(state.seats))
+    return base_of(state.side_of(seat)) + mod
 
 
 def help_cost(state: QocState, quest: Quest) -> int:
@@ -110,14 +122,14 @@ class _Draft:
 
     def add(self, seat: int, op: str, n: int) -> None:
         if op == "health":
-            self.health[seat] = min(max(self.health[seat] + n, 0), max_of(self.state, "health"))
+            self.health[seat] = min(max(self.health[seat] + n, 0), max_of(self.state, "health", seat))
         elif op == "luck":
-            self.luck[seat] = min(max(self.luck[seat] + n, 0), max_of(self.state, "luck"))
+            self.luck[seat] = min(max(self.luck[seat] + n, 0), max_of(self.state, "luck", seat))
         elif op == "money":
             self.money = min(max(self.money + n, 0), max_of(self.state, "money"))
         elif op == "item":  # draw n items from the top of the item deck, while there is room (R7)
             for _ in range(max(n, 0)):
-                if self.item_deck and len(self.items[seat]) < max_of(self.state, "items"):
+                if self.item_deck and len(self.items[seat]) < max_of(self.state, "items", seat):
                     self.items[seat].append(self.item_deck.pop(0))
 
     def discard_item(self, seat: int, item: str) -> None:
@@ -130,14 +142,20 @@ class _Draft:
                      items=tuple(tuple(x) for x in self.items))
 
 
+def seat_sides(options: QocOptions, seats: int) -> tuple[str, ...]:
+    """Each seat's Player card side: ``player_sides`` if given, else ``player_side`` for every seat."""
+    return tuple(options.player_sides) if options.player_sides else (options.player_side,) * seats
+
+
 def initial_state(options: QocOptions, seats: int) -> QocState:
-    """The state before setup: each seat's cubes placed per the chosen Player card side."""
-    side = PACK.sides[options.player_side]
-    party = Party(health=(side.health,) * seats, luck=(side.luck,) * seats,
-                  money=side.money * seats, items=((),) * seats)
+    """The state before setup: each seat's cubes placed per its own Player card side."""
+    sides = seat_sides(options, seats)
+    cards = [PACK.sides[sd] for sd in sides]
+    party = Party(health=tuple(c.health for c in cards), luck=tuple(c.luck for c in cards),
+                  money=sum(c.money for c in cards), items=((),) * seats)
     return QocState(mode=options.mode or ("solo" if seats == 1 else "coop"), seats=seats, quest_board=options.quest_board,
                     use_env=options.environments, use_comp=options.companions,
-                    side=options.player_side, party=party)
+                    side=sides[0], party=party, sides=sides if options.player_sides else ())
 
 
 def _leader_roll(seats: int, chance: Chance) -> LeaderRolled:

@@ -30,6 +30,7 @@ from schemas.quests_over_coffee import (
     Roll,
     SeatView,
     SwapEnvironment,
+    SwapItem,
     Trade,
     UseItem,
 )
@@ -56,17 +57,21 @@ def card(qid: str) -> QuestCard:
 
 def _candidates(st: QocState, seat: int) -> list[Command]:
     out: list[Command] = []
-    if st.phase == "keep_item":
-        return [KeepItem(item=i) for i in st.offers[seat]]
     mine = st.party.items[seat]
-    if st.mode == "coop":
+    if st.mode == "coop":  # Co-op 7: give or swap at any time (also while the items are kept)
         out += [GiveItem(item=i) for i in mine]
+        out += [SwapItem(item=i, take=j) for i in mine for j in st.party.items[1 - seat]]
+    if st.phase == "keep_item":
+        return [KeepItem(item=i) for i in st.offers[seat]] + out
     n = len(st.dice)
     for i in mine:
         if any(e.op in DIE_OPS for e in PACK.items[i].effects):
             out += [UseItem(item=i, die=k) for k in range(n)] + [UseItem(item=i)]
         else:
             out.append(UseItem(item=i))
+    if st.phase == "quest" and st.active is not None:  # either seat, its own Luck (co-op)
+        for r in range(1, n + 1):
+            out += [Reroll(dice=list(sub)) for sub in combinations(range(n), r)]
     if st.phase == "quest" and seat == st.leader:
         if st.active is None:
             out += [ChooseQuest(quest=q) for q in st.face_up]
@@ -78,13 +83,13 @@ def _candidates(st: QocState, seat: int) -> list[Command]:
             out.append(Roll())
             if st.pool and not st.base:
                 out += [ChooseDice(leader=list(p), partner=k) for p in combinations(range(3), 2) for k in range(3)]
-            payers = [None] if st.mode == "solo" else [0, 1]
-            for r in range(1, n + 1):
-                for sub in combinations(range(n), r):
-                    out += [Reroll(dice=list(sub), payer=p) for p in payers]
+            # accept is a sample (docs/games/quests_over_coffee.md "view.legal"): the default split,
+            # the Leader keeping everything, giving the partner the items, and one response item each
             out.append(Accept())
-            if st.mode == "coop":  # the Leader keeps every health/luck change (R4)
-                out.append(Accept(to_partner={"health": 0, "luck": 0}))
+            if st.mode == "coop":
+                out.append(Accept(to_partner={"health": 0, "luck": 0}, special_to_partner={"health": 0, "luck": 0}))
+                out.append(Accept(to_partner={"item": 1}))
+                out.append(Accept(special_to_partner={"item": 1}))
             out += [Accept(respond=[i]) for i in mine]
     if st.phase == "shop":
         if seat == st.leader:
@@ -114,7 +119,7 @@ def view(st: QocState, seat: int | None) -> QocView:
     shop_turn = st.shop_order[0] if st.phase == "shop" and st.shop_order else None
     trade = PACK.shop.spots.index("trade") + 1 if "trade" in PACK.shop.spots else 0
     seats = [SeatView(seat=i, health=st.party.health[i], luck=st.party.luck[i], items=list(st.party.items[i]),
-                      max_health=max_of(st, "health"), max_luck=max_of(st, "luck"), max_items=max_of(st, "items"))
+                      max_health=max_of(st, "health", i), max_luck=max_of(st, "luck", i), max_items=max_of(st, "items", i))
              for i in range(st.seats)]
     return QocView(
         mode=st.mode, phase=st.phase, round=st.round, face_up=[card(q) for q in st.face_up],

@@ -1,0 +1,158 @@
+"""Simultaneous secret choices, shared by every title (../shared/DESIGN.md "Mechanisms").
+
+Several seats each submit a choice; until the last awaited seat has chosen, every other seat
+and spectators see only *that* a seat has chosen; then one event reveals all of them, in the
+same command as the last choice (so no later event can be timed against an early reveal).
+A seat may change its choice until the reveal (ruling, docs/writing-a-title.md).
+
+A title takes part by:
+
+- ``choice_types``: the command types that are secret choices (class attribute);
+- ``choice_made_type`` / ``choices_revealed_type``: its subclasses of
+  :class:`schemas.base.ChoiceMade` / :class:`schemas.base.ChoicesRevealed` (own tags);
+- ``secret_choice(state) -> SecretChoice | None``: the choice open now (its ``key`` and the
+  seats it waits for), derived from the title's state;
+- ``check_choice(state, seat, command)``: raise ``Rejection`` for a choice the seat may not
+  make (judged on that seat's own facts and public ones only, so the sentence leaks nothing);
+- ``resolve_choices(state, choices, chance) -> [Event]``: the events that follow the reveal
+  (``state`` already has the reveal folded in; ``choices`` maps seat -> command).
+
+The kernel keeps the choices made so far in :attr:`services.kernel.game.Game.choices`
+(:class:`PendingChoices`), never in the title's state, and removes ``choice`` from every
+:class:`ChoiceMade` a non-chooser reads (:func:`redact_choice`). :func:`waiting_for` is the
+generic "which seats does the open choice wait for" (to_move, clocks and deadlines use it).
+
+Rejection codes (stable): ``no_choice_open``, ``not_choosing``.
+Bound: one pending choice per awaited seat (at most the game's seat count) per game.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from schemas.base import ChoiceMade, ChoicesRevealed, Command, Event, Record
+from services.kernel.errors import Rejection
+
+if TYPE_CHECKING:  # pragma: no cover
+    from services.kernel.decider import Title
+    from services.kernel.game import Game
+
+_ENC = msgspec.msgpack.Encoder()
+
+
+class SecretChoice(Record):
+    """A simultaneous secret choice open now (returned by a title's ``secret_choice``)."""
+
+    key: str
+    """Names this choice uniquely within the game (e.g. ``organize:2``, ``combat:3:1:2``); a new
+    key drops any choices made for an older one."""
+    seats: tuple[int, ...]
+    """The seats it waits for; revealed once every one of them has chosen."""
+
+
+class PendingChoices(Record):
+    """The choices made so far for the open choice ``key`` (kernel state, secret)."""
+
+    key: str
+    seats: tuple[int, ...] = ()
+    """Seats that have chosen, ascending (public: views show them as ``chosen``)."""
+    made: tuple[bytes, ...] = ()
+    """msgpack of each seat's latest :class:`ChoiceMade` (same order as ``seats``). Secret."""
+
+
+def is_choice(title: Title, body: Any) -> bool:
+    """Whether ``body`` is one of ``title``'s secret choice commands."""
+    types = getattr(title, "choice_types", ())
+    return bool(types) and isinstance(body, types)
+
+
+def _pending(title: Title, game: Game) -> PendingChoices | None:
+    req = title.secret_choice(game.rules) if game.rules is not None else None
+    p = game.choices
+    if req is None or p is None or p.key != req.key:
+        return None
+    return p
+
+
+def _decode(title: Title, blob: bytes) -> ChoiceMade:
+    return msgspec.msgpack.decode(blob, type=title.choice_made_type)
+
+
+def choose(title: Title, game: Game, seat: int, body: Command, chance: Any,
+           evolve_body: Any) -> list[Event]:
+    """Events for ``seat`` submitting the secret choice ``body``.
+
+    Returns ``[choice_made]`` while other awaited seats have not chosen, else
+    ``[choice_made, choices_revealed, *title.resolve_choices(...)]``. ``evolve_body(game, ev)``
+    folds one body into the game (the lifecycle's). Raises Rejection ``no_choice_open``,
+    ``not_choosing`` or the title's own code from ``check_choice``.
+    """
+    req = title.secret_choice(game.rules)
+    if req is None:
+        raise Rejection("no_choice_open", "No secret choice is open now.")
+    if seat not in req.seats:
+        raise Rejection("not_choosing", f"Seat {seat} has no choice to make now.")
+    title.check_choice(game.rules, seat, body)
+    made = title.choice_made_type(key=req.key, seat=seat, choice=body)
+    p = _pending(title, game)
+    others = {} if p is None else {s: b for s, b in zip(p.seats, p.made, strict=True) if s != seat}
+    if set(others) | {seat} < set(req.seats):
+        return [made]
+    every = sorted([_decode(title, b) for b in others.values()] + [made], key=lambda m: m.seat)
+    revealed = title.choices_revealed_type(key=req.key, choices=every)
+    g = evolve_body(evolve_body(game, made), revealed)
+    out: list[Event] = [made, revealed]
+    out += title.resolve_choices(g.rules, {m.seat: m.choice for m in every}, chance)
+    return out
+
+
+def evolve_choices(game: Game, body: Event) -> PendingChoices | None:
+    """The pending choices after ``body`` (a ChoiceMade adds or replaces; a reveal clears)."""
+    if isinstance(body, ChoiceMade):
+        p = game.choices if game.choices is not None and game.choices.key == body.key else PendingChoices(key=body.key)
+        pairs = dict(zip(p.seats, p.made, strict=True))
+        pairs[body.seat] = _ENC.encode(body)
+        seats = tuple(sorted(pairs))
+        return PendingChoices(key=body.key, seats=seats, made=tuple(pairs[s] for s in seats))
+    if isinstance(body, ChoicesRevealed):
+        return None
+    return game.choices
+
+
+def redact_choice(body: Event, seat: int | None) -> Event:
+    """A ChoiceMade as ``seat`` may see it: the choice only for its chooser."""
+    if isinstance(body, ChoiceMade) and body.seat != seat and getattr(body, "choice", None) is not None:
+        return msgspec.structs.replace(body, choice=None)
+    return body
+
+
+def chosen(title: Title, game: Game) -> list[int]:
+    """Seats that have chosen in the open secret choice (public), ascending."""
+    p = _pending(title, game)
+    return list(p.seats) if p is not None else []
+
+
+def waiting_for(title: Title, game: Game) -> list[int] | None:
+    """Seats the open secret choice still waits for, or None when no secret choice is open.
+
+    The generic hook for to_move, clocks and deadlines: a seat that has chosen is not waited
+    for (it may still change its choice until the reveal).
+    """
+    if game.rules is None or not getattr(title, "choice_types", ()):
+        return None
+    req = title.secret_choice(game.rules)
+    if req is None:
+        return None
+    done = set(chosen(title, game))
+    return [s for s in req.seats if s not in done]
+
+
+def my_choice(title: Title, game: Game, seat: int | None) -> dict | None:
+    """``seat``'s own pending choice as JSON builtins (with its ``type``), or None."""
+    p = _pending(title, game)
+    if p is None or seat is None or seat not in p.seats:
+        return None
+    made = _decode(title, p.made[p.seats.index(seat)])
+    return msgspec.to_builtins(made.choice)

@@ -1,0 +1,167 @@
+"""The clock service (``questhall clock``): fires every game deadline once, through the bus.
+
+Two loops per partition, for any number of replicas:
+
+- **keep**: the consumer group ``clock`` on the partition log. A ``clock_updated`` event
+  replaces its game's deadlines in the partition's sorted set ``<tag>:deadlines`` (score = the
+  deadline in ms, member ``<title>/<game>/<seat>/<set_at>``); a ``game_finished`` or
+  ``game_abandoned`` drops them. One script per entry, which also acknowledges it, and only
+  for a version newer than the one applied (a redelivered or reclaimed entry changes nothing).
+- **fire**: every ``tick`` seconds, each member due by this process's clock gets a short lease
+  (``SET NX PX``, so replicas rarely fire the same one) and a ``timeout {seat, version}``
+  command on the game's title stream, with the command id ``timeout:<seat>:<set_at>``. The
+  member is removed once the outcome is in; a send that got no outcome (worker or Redis down)
+  is sent again after the lease, under the same id, which can only get the first outcome.
+
+A deadline is decided by the worker against the version it was set at, so a deadline that
+fires late (after a SIGKILL or a Redis restart) fires once, and a seat that moved in time
+made it a stale no-op. Bounds: the set holds one member per seat a running game waits for; the
+lease key expires after ``lease_ms``. No game rule here: the lifecycle decides the timeout.
+Source: ../shared/DESIGN.md "Mechanisms every title shares" (Time); issue 14.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import msgspec
+import structlog
+
+from schemas.envelope import CommandEnvelope, Timeout
+from services.adapters import scripts
+from services.adapters.redis_store import CommandBus, GroupReader, Settings
+from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
+
+log = structlog.get_logger("questhall.clock")
+
+GROUP = "clock"
+_ENDED = frozenset({"game_finished", "game_abandoned"})
+
+
+def member(title: str, game_id: str, seat: int, set_at: int) -> str:
+    """The sorted-set member of one deadline."""
+    return f"{title}/{game_id}/{seat}/{set_at}"
+
+
+def timeout_command_id(seat: int, set_at: int) -> str:
+    """The deterministic command id of the timeout of a deadline (game id is the envelope's)."""
+    return f"timeout:{seat}:{set_at}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Clock:
+    """The clock service over a set of partitions (see the module docstring).
+
+    ``tick``: seconds between scans of the due deadlines; ``batch``: most deadlines fired per
+    partition and scan; ``lease_ms``: how long a replica owns a deadline it is firing;
+    ``outcome_timeout``: seconds to wait for a timeout's outcome.
+    """
+
+    def __init__(self, r: Any, settings: Settings, *, consumer: str | None = None, partitions: list[int] | None = None,
+                 tick: float = 0.2, batch: int = 64, lease_ms: int = 10_000, outcome_timeout: float = 10.0,
+                 min_idle_ms: int = 30_000, reap_idle_ms: int = 3_600_000) -> None:
+        self.r = r
+        self.settings = settings
+        self.keys = settings.keys
+        self.consumer = consumer or consumer_name("clock")
+        self.partitions = partitions if partitions is not None else list(range(settings.partitions))
+        self.tick = tick
+        self.batch = batch
+        self.lease_ms = lease_ms
+        self.outcome_timeout = outcome_timeout
+        self.min_idle_ms = min_idle_ms
+        self.reap_idle_ms = reap_idle_ms
+        self.bus = CommandBus(r, settings)
+        self._keep = r.register_script(scripts.DEADLINES)
+        self.fired = 0
+        self.beats: dict[str, float] = {}
+
+    @property
+    def handled(self) -> int:
+        """Deadlines fired by this process (the health endpoint's counter)."""
+        return self.fired
+
+    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Keep and fire the deadlines of every partition until cancelled (waits for Redis)."""
+        readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
+        for rd in readers:
+            await retry_connection(rd.ensure_group)
+        log.info("clock_started", consumer=self.consumer, partitions=len(readers))
+        async with anyio.create_task_group() as tg:
+            for p, rd in zip(self.partitions, readers, strict=True):
+                tg.start_soon(self._serve, rd)
+                tg.start_soon(self._fire_loop, p)
+            task_status.started()
+
+    # -- keep ---------------------------------------------------------------------------------
+    async def _serve(self, rd: GroupReader) -> None:
+        await consume(rd, self._entry, service="clock", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
+                      faults=set(), beats=self.beats, on_error=lambda: None)
+
+    async def _entry(self, rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
+        gid = fields[b"g"].decode()
+        title = fields[b"t"].decode()
+        v = int(fields[b"v"])
+        try:
+            env = msgspec.msgpack.decode(fields[b"e"])
+            body = env.get("body") or {}
+            tag = body.get("type")
+        except Exception:  # not ours to judge: the projector reports unreadable events
+            tag, body = None, {}
+        p = self.keys.partition(gid)
+        keys = [self.keys.deadlines(p), self.keys.deadline_games(p), rd.stream]
+        if tag == "clock_updated":
+            pairs: list[Any] = []
+            for d in body.get("deadlines", []):
+                pairs += [int(d["at"]), member(title, gid, int(d["seat"]), int(d["set_at"]))]
+            await self._keep(keys=keys, args=[GROUP, mid, gid, v, len(pairs) // 2, *pairs])
+        elif tag in _ENDED:
+            await self._keep(keys=keys, args=[GROUP, mid, gid, v, -1])
+        else:
+            await self.r.xack(rd.stream, GROUP, mid)
+
+    # -- fire ---------------------------------------------------------------------------------
+    async def _fire_loop(self, p: int) -> None:
+        while True:
+            self.beats[f"fire:{p}"] = time.monotonic()
+            try:
+                await self.fire_due(p)
+            except Exception as exc:
+                if is_connection_error(exc):
+                    log.warning("redis_unavailable", service="clock", error=str(exc))
+                else:
+                    log.exception("clock_fire_error", partition=p)
+            await anyio.sleep(self.tick)
+
+    async def fire_due(self, p: int, now: int | None = None) -> int:
+        """Fire every deadline of partition ``p`` due at ``now`` (default: this clock); returns how many."""
+        now = now_ms() if now is None else now
+        due = await self.r.zrangebyscore(self.keys.deadlines(p), "-inf", now, start=0, num=self.batch)
+        n = 0
+        for raw in due:
+            m = raw.decode()
+            if not await self.r.set(self.keys.deadline_lease(p, m), self.consumer, nx=True, px=self.lease_ms):
+                continue  # another replica is firing it
+            title, gid, seat, set_at = m.split("/")
+            cid = timeout_command_id(int(seat), int(set_at))
+            stored = await self.r.get(self.keys.outcome(gid, cid))
+            if stored is not None:  # fired before a crash, removed not yet
+                await self.r.zrem(self.keys.deadlines(p), m)
+                continue
+            env = CommandEnvelope(command_id=cid, game_id=gid, title=title,
+                                  body=Timeout(seat=int(seat), version=int(set_at)), issued_at=now)
+            out = await self.bus.submit(env, self.outcome_timeout)
+            if out is None:  # no outcome yet: the lease lapses and it is sent again, same id
+                log.warning("timeout_unanswered", game_id=gid, seat=int(seat), version=int(set_at))
+                continue
+            await self.r.zrem(self.keys.deadlines(p), m)
+            n += 1
+            self.fired += 1
+            log.info("deadline_fired", game_id=gid, seat=int(seat), version=int(set_at),
+                     outcome=type(out).__name__, events=getattr(out, "events", 0))
+        return n

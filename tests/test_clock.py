@@ -1,0 +1,202 @@
+"""Clocks, timeouts, absent seats and bot seats in the lifecycle (pure, no Redis; issue 14).
+
+Time rides in the command (``received_at``, here ``LocalGame.now_ms``); the clock service's
+part is played by :func:`fire_due`, which sends what it would send.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+import pytest
+
+from schemas.envelope import Accepted, CommandEnvelope, JoinSeat, Rejected, StartGame, Timeout
+from services.audit.verify import audit_bundle, bundle_of
+from services.kernel import game as lifecycle
+from services.kernel import get_title
+from services.kernel.hashing import canonical_builtins, command_hash
+from services.kernel.runner import LocalGame
+
+T0 = 1_767_225_600_000
+SEATS = {"questeros": 3, "orion_duel": 2, "quests_over_coffee": 1}
+
+
+def new(title: str, options: dict, seats: int | None = None, seed: int = 5) -> LocalGame:
+    g = LocalGame(get_title(title), game_id=f"clock-{title}", seed=bytes([seed]) * 32)
+    g.now_ms = T0
+    g.create_and_start(seats or SEATS[title], options)
+    return g
+
+
+def fire_due(g: LocalGame) -> list:
+    """What the clock service does at ``g.now_ms``: a timeout for every deadline due."""
+    outs = []
+    for d in lifecycle.view(g.title, g.game, None).deadlines:
+        if d.at <= g.now_ms:
+            outs.append(g.submit(Timeout(seat=d.seat, version=d.set_at), None, command_id=f"timeout:{d.seat}:{d.set_at}"))
+    return outs
+
+
+def tags(g: LocalGame, since: int = 0) -> list[str]:
+    return [e.body.__struct_config__.tag for e in g.events[since:]]
+
+
+@pytest.mark.parametrize("title", sorted(SEATS))
+def test_a_game_played_to_the_end_by_timeouts_alone_audits_valid(title):
+    # Every decision times out: the title's default move plays the whole game. After
+    # absent_after timeouts a seat is absent and its deadlines fall due at once.
+    g = new(title, {"clock": "move", "move_seconds": 10, "absent_after": 2})
+    for _ in range(5000):
+        if g.game.status != "active":
+            break
+        due = [d.at for d in g.game.clock.deadlines]
+        g.now_ms = max(g.now_ms, min(due))
+        outs = fire_due(g)
+        assert outs and all(isinstance(o, Accepted) and o.events for o in outs), outs
+    assert g.game.status == "finished"
+    assert "seat_absent" in tags(g)
+    verdict = audit_bundle(bundle_of(g.game.game_id, g.events, g.commands))
+    assert verdict.status == "valid", verdict.reason
+
+
+def test_every_timeout_is_an_event_saying_why_and_absent_seats_fall_due_at_once():
+    g = new("orion_duel", {"clock": "move", "move_seconds": 30, "absent_after": 2, "setup": "symmetric_1", "first_seat": 0})
+    first = g.game.clock.deadline_of(0)
+    assert first.at == T0 + 30_000 and first.since == T0
+    g.now_ms = first.at
+    n = len(g.events)
+    [out] = fire_due(g)
+    assert tags(g, n) == ["timed_out", "orion_duel.tile_placed", "clock_updated"]
+    why = g.events[n].body
+    assert (why.seat, why.deadline, why.action) == (0, first.at, "default_move") and "30 s" in why.reason
+    # seat 1 moves in time; seat 0 times out again: the second in a row marks it absent
+    g.now_ms += 1000
+    legal = g.title.legal_commands(g.game.rules, 1)
+    assert isinstance(g.submit(legal[0], 1), Accepted)
+    g.now_ms = g.game.clock.deadline_of(0).at
+    n = len(g.events)
+    fire_due(g)
+    assert tags(g, n)[:2] == ["timed_out", "seat_absent"]
+    assert g.game.clock.absent == (0,)
+    # seat 1 moves; seat 0, absent, has a deadline at the moment it starts waiting
+    g.now_ms += 500
+    assert isinstance(g.submit(g.title.legal_commands(g.game.rules, 1)[0], 1), Accepted)
+    d = g.game.clock.deadline_of(0)
+    assert d.at == d.since == g.now_ms
+    # seat 0 moves itself (at the deadline instant, so in time): no longer absent
+    assert isinstance(g.submit(g.title.legal_commands(g.game.rules, 0)[0], 0), Accepted)
+    assert g.game.clock.absent == () and g.game.clock.timeouts[0] == 0
+
+
+def test_forfeit_on_timeout_ends_the_game_for_the_other_seat():
+    g = new("questeros", {"clock": "move", "move_seconds": 5, "on_timeout": "forfeit"}, seats=2)
+    seat = g.game.clock.deadlines[0].seat
+    g.now_ms += 5_000
+    fire_due(g)
+    assert g.game.status == "finished"
+    assert g.game.result.winners == [1 - seat] and f"Seat {seat} forfeits" in g.game.result.summary
+    assert tags(g)[-3:] == ["timed_out", "game_finished", "seed_revealed"]
+    assert audit_bundle(bundle_of(g.game.game_id, g.events, g.commands)).status == "valid"
+
+
+def test_a_forfeit_in_a_cooperative_title_loses_for_the_whole_party():
+    g = new("quests_over_coffee", {"clock": "move", "on_timeout": "forfeit"})
+    g.now_ms += 60_000
+    fire_due(g)
+    assert g.game.status == "finished" and g.game.result.winners == []
+
+
+def test_on_timeout_bot_hands_the_seat_to_a_bot_shown_in_the_views():
+    g = new("orion_duel", {"clock": "move", "on_timeout": "bot", "timeout_bot": "greedy"})
+    seat = g.game.clock.deadlines[0].seat
+    g.now_ms += 60_000
+    n = len(g.events)
+    fire_due(g)
+    assert tags(g, n)[:2] == ["timed_out", "seat_botted"]
+    v = lifecycle.view(g.title, g.game, None)
+    assert v.bots[seat] == "greedy" and v.bots[1 - seat] is None
+
+
+def test_a_stale_timeout_is_a_no_op():
+    g = new("orion_duel", {"clock": "move", "setup": "symmetric_1", "first_seat": 0})
+    d = g.game.clock.deadline_of(0)
+    g.now_ms = d.at  # the move at the deadline's very instant is in time
+    assert isinstance(g.submit(g.title.legal_commands(g.game.rules, 0)[0], 0), Accepted)
+    before = g.game
+    out = g.submit(Timeout(seat=0, version=d.set_at), None, command_id=f"timeout:0:{d.set_at}")
+    assert isinstance(out, Accepted) and out.events == 0 and g.game == before
+    # a timeout for a version that never had a deadline, or from a seat, changes nothing either
+    assert g.submit(Timeout(seat=1, version=3), None).events == 0
+    out = g.submit(Timeout(seat=1, version=g.game.clock.deadline_of(1).set_at), 0)
+    assert isinstance(out, Rejected) and out.code == "system_command"
+
+
+def test_a_move_after_its_deadline_is_refused():
+    g = new("orion_duel", {"clock": "move", "move_seconds": 30, "setup": "symmetric_1", "first_seat": 0})
+    g.now_ms = g.game.clock.deadline_of(0).at + 1
+    out = g.submit(g.title.legal_commands(g.game.rules, 0)[0], 0)
+    assert isinstance(out, Rejected) and out.code == "out_of_time"
+
+
+def test_clock_options_are_checked_and_the_correspondence_preset_is_24_hours():
+    g = new("orion_duel", {"clock": "correspondence"})
+    assert g.game.options["clock"] == "move" and g.game.options["move_seconds"] == 86_400
+    assert g.game.clock.deadlines[0].at == T0 + 86_400_000
+    for bad, code in [({"clock": "move", "move_seconds": 0}, "bad_options"), ({"clock": "sundial"}, "bad_options"),
+                      ({"increment_seconds": -1}, "bad_options"), ({"absent_after": 101}, "bad_options"),
+                      ({"on_timeout": "bot", "timeout_bot": "nobody"}, "unknown_bot")]:
+        lg = LocalGame(get_title("orion_duel"))
+        from schemas.envelope import CreateGame
+
+        out = lg.submit(CreateGame(seats=2, options=bad))
+        assert isinstance(out, Rejected) and out.code == code, (bad, out)
+
+
+def test_a_game_without_clock_options_stores_none_of_them():
+    g = new("orion_duel", {})
+    assert "clock" not in g.game.options and g.game.clock is None
+    assert lifecycle.view(g.title, g.game, None).deadlines == []
+
+
+def test_a_seat_joined_as_a_bot():
+    lg = LocalGame(get_title("orion_duel"))
+    from schemas.envelope import CreateGame
+
+    lg.submit(CreateGame(seats=2))
+    assert lg.submit(JoinSeat(bot="nobody"), 0).code == "unknown_bot"
+    assert isinstance(lg.submit(JoinSeat(bot="greedy"), 0), Accepted)
+    assert isinstance(lg.submit(JoinSeat(name="Ann"), 1), Accepted)
+    assert isinstance(lg.submit(StartGame(), 1), Accepted)
+    v = lifecycle.view(lg.title, lg.game, None)
+    assert v.seats[0].name == "greedy bot" and v.bots == ["greedy", None]
+
+
+def test_fields_added_later_keep_the_hash_of_commands_recorded_before_them():
+    env = CommandEnvelope(command_id="c1", game_id="g", title="orion_duel", seat=0, body=JoinSeat(name="Ann"))
+    old = msgspec.to_builtins(env)
+    del old["received_at"]
+    del old["body"]["bot"]
+    assert command_hash(env) == hashlib.sha256(canonical_builtins(old)).hexdigest()
+    assert command_hash(msgspec.structs.replace(env, received_at=5)) != command_hash(env)
+
+
+def test_every_seat_a_simultaneous_choice_waits_for_has_a_deadline_and_a_default_choice_stays_secret():
+    from tests.toyvote import TOY_VOTE, Pick
+
+    g = LocalGame(TOY_VOTE, game_id="vote", seed=bytes(32))
+    g.now_ms = T0
+    g.create_and_start(3, {"rounds": 1, "clock": "move", "move_seconds": 10})
+    assert [(d.seat, d.at) for d in g.game.clock.deadlines] == [(0, T0 + 10_000), (1, T0 + 10_000), (2, T0 + 10_000)]
+    g.now_ms += 3_000
+    assert isinstance(g.submit(Pick(word="ccc"), 0), Accepted)
+    assert [(d.seat, d.at) for d in g.game.clock.deadlines] == [(1, T0 + 10_000), (2, T0 + 10_000)]
+    g.now_ms = T0 + 10_000
+    n = len(g.events)
+    d1 = g.game.clock.deadline_of(1)
+    g.submit(Timeout(seat=1, version=d1.set_at), None)
+    assert tags(g, n) == ["timed_out", "toy_vote.picked", "clock_updated"]
+    fe = lifecycle.redact(g.title, g.events[n + 1], 2)
+    assert fe is not None and getattr(fe.body, "choice", None) is None  # seat 2 sees only that seat 1 chose
+    fire_due(g)  # seat 2's deadline (set at the same version, still pending) fires too: the reveal
+    assert g.game.status == "finished"
