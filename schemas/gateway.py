@@ -123,6 +123,9 @@ class LobbyGame(Record):
     names: list[str | None]
     created_at: int
     """Milliseconds since the Unix epoch."""
+    note: str = ""
+    """The title's one public line about the game (e.g. an Orion Duel match: "Game 2 of 5:
+    Blue 1, Orange 0"); "" for none. At most 200 characters."""
 
 
 class LobbyPage(Record):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+import msgspec
+
 from schemas.base import Command, Event, Options, Record
 
 Cell = tuple[int, int]
@@ -30,6 +32,11 @@ class OrionOptions(Options):
     """Manual setup only: the seat placing the galaxies. None: a coin from chance decides."""
     first_seat: int | None = None
     """Non-manual setups only: the seat placing the first tile. None: a coin from chance decides."""
+    match_games: int = 1
+    """A match of N games (1-9; rulebook page 2: "When playing multiple games, for example best
+    out of 5 games, the placement of GALAXY tokens & BLACK HOLE tokens alternate and thus the
+    decision of the starting player"). The roles alternate every game; the match ends when a
+    seat can no longer be caught; its result is the series. 1: a single game."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,6 +120,22 @@ class PlayerBlocked(Event, tag="orion_duel.player_blocked"):
     seat: int
 
 
+class NextGame(Event, tag="orion_duel.next_game"):
+    """A match continues: game ``game`` (1-based) begins on an empty board; ``wins``: games won
+    per seat so far. The new game's setup events follow in the same command."""
+
+    game: int
+    wins: list[int]
+
+
+class MatchDecided(Event, tag="orion_duel.match_decided"):
+    """The match is over: ``winners`` of the series ([] for a drawn match), ``wins`` per seat."""
+
+    winners: list[int]
+    wins: list[int]
+    games: int
+
+
 class GameDecided(Event, tag="orion_duel.game_decided"):
     """The game ended. ``reason``: ``score``, ``blocked``, ``tiebreak`` or ``draw``;
     ``tiebreak``: galaxies minus black holes on each seat's colour (end of tiles only)."""
@@ -125,6 +148,18 @@ class GameDecided(Event, tag="orion_duel.game_decided"):
 
 # ---------------------------------------------------------------------------------------------
 # View
+
+
+class MatchGame(Record):
+    """One finished game of a match: its number, winners ([] a draw), reason, final scores, and
+    who had the galaxy role (manual setup) and who placed the first tile."""
+
+    game: int
+    winners: list[int]
+    reason: str
+    scores: list[int]
+    galaxy_seat: int | None
+    starter: int | None
 
 
 class OrionView(Record):
@@ -152,3 +187,13 @@ class OrionView(Record):
     winners: list[int] | None = None
     reason: str = ""
     tiebreak: list[int] = []
+    match_games: int = 1
+    """Games in the match (1: a single game)."""
+    game_no: int = 1
+    """The game being played (1-based)."""
+    match_wins: list[int] = msgspec.field(default_factory=lambda: [0, 0])
+    """Games won per seat in this match so far."""
+    match_history: list[MatchGame] = []
+    """The match's finished games, in order."""
+    match_winners: list[int] | None = None
+    """Once the match is over: the series winners ([] for a drawn match)."""

@@ -336,6 +336,20 @@ class QuestCard(Record):
     success: int
     special: str
     """Human text of the Special Condition (empty if none)."""
+    fail_event: str = ""
+    """The Fail event's text, e.g. ``Health -1``; "" if none."""
+    success_event: str = ""
+    """The Success event's text, e.g. ``Money +3, Item +1``."""
+    special_event: str = ""
+    """The Special event's text (applies after the Fail or Success event)."""
+
+
+class CardText(Record):
+    """An item, environment or companion card as printed: its name and text."""
+
+    id: str
+    name: str
+    text: str
 
 
 class SeatView(Record):
@@ -381,3 +395,16 @@ class QocView(Record):
     grade: str
     defeated: bool
     legal: list[QocCommand]
+    """The seat's commands now, each checked against decide; complete except ``accept``,
+    which is a sample (docs/games/quests_over_coffee.md "view.legal": the rule for the rest)."""
+    cards: list[CardText] = []
+    """Name and text of every item, environment and companion card in sight (held items, own
+    offers, the Shop's items, the environment in play, the active companion)."""
+    shop_costs: list[int] = []
+    """The Money each Shop spot actually charges (its die plus the environment, e.g. Rainy
+    Window Seat +1); the TRADE spot's entry is 0 (it is traded, not bought)."""
+    help_cost: int = 0
+    """Money per help die for the active quest (its stars plus the environment); 0 without one."""
+    item_deck_left: int = 0
+    environment_deck_left: int = 0
+    companion_deck_left: int = 0

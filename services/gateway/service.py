@@ -364,4 +364,4 @@ class GatewayService:
 def _lobby_game(gid: str, h: dict) -> LobbyGame:
     return LobbyGame(game_id=gid, title=h[b"title"].decode(), status=h[b"status"].decode(),  # type: ignore[arg-type]
                      seats=int(h[b"seats"]), taken=int(h[b"taken"]), names=msgspec.json.decode(h[b"names"]),
-                     created_at=int(h[b"created_at"]))
+                     created_at=int(h[b"created_at"]), note=h.get(b"note", b"").decode())

@@ -19,6 +19,8 @@ Shapes (``S`` is the title's state, a frozen msgspec Struct so that it can be sn
 - ``forfeit_winners(state, seat, seats) -> list[int]`` -- the winners when ``seat`` forfeits
   (default: every other seat).
 - ``undoable`` -- the command types a seat may take back (game option ``undo``).
+- ``lobby_note(state) -> str`` (optional) -- one public line the lobby shows beside the game
+  (e.g. a match's series so far); "" for none. At most 200 characters are kept.
 
 Simultaneous secret choices (optional; ``services/kernel/secret.py``): ``choice_types``,
 ``choice_made_type``, ``choices_revealed_type``, ``secret_choice(state)``,

@@ -68,6 +68,9 @@ class Check(msgspec.Struct, forbid_unknown_fields=True):
     """True: the value must be null (None); false: it must not be."""
     seat: int | None = None
     """Whose view; omitted: the spectator view."""
+    feed: bool = False
+    """True: check the seat's (or spectator's) event feed instead of its view: the document is
+    ``{"feed": [entries]}``, each entry ``{game_id, version, recorded_at, body}`` (leak checks)."""
 
 
 class Step(msgspec.Struct, forbid_unknown_fields=True):
@@ -200,6 +203,7 @@ class Driver(Protocol):
 
     async def submit(self, body: dict, seat: int | None, at: int, command_id: str | None = None) -> Outcome: ...
     async def view(self, seat: int | None) -> dict: ...
+    async def feed(self, seat: int | None) -> list[dict]: ...
 
 
 @dataclass
@@ -280,10 +284,11 @@ async def play(sc: Scenario, driver: Driver, on_step: Callable[[StepReport], Awa
 
     async def check(index: int, prefix: str, ch: Check) -> None:
         try:
-            why = evaluate(ch, await driver.view(ch.seat))
+            why = evaluate(ch, {"feed": await driver.feed(ch.seat)} if ch.feed else await driver.view(ch.seat))
         except Exception as exc:  # noqa: BLE001
             why = f"the view could not be read: {type(exc).__name__}: {exc}"
-        await add(StepReport(index, f"{prefix} {ch.path}" + (f" (seat {ch.seat})" if ch.seat is not None else ""), why is None, why or ""))
+        where = (f" (seat {ch.seat}" if ch.seat is not None else " (spectator") + (" feed)" if ch.feed else ")")
+        await add(StepReport(index, f"{prefix} {ch.path}" + (where if ch.seat is not None or ch.feed else ""), why is None, why or ""))
 
     now = sc.clock_start_ms
     for st in lifecycle_steps(sc):
@@ -347,6 +352,10 @@ class LocalDriver:
 
     async def view(self, seat: int | None) -> dict:
         return msgspec.to_builtins(lifecycle.view(self.title, self.local.game, seat))
+
+    async def feed(self, seat: int | None) -> list[dict]:
+        entries = (lifecycle.redact(self.title, env, seat) for env in self.local.events)
+        return [msgspec.to_builtins(e) for e in entries if e is not None]
 
 
 async def _step_outcomes(st: Step, driver: Driver, now: int) -> list[Outcome]:

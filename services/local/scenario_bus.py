@@ -49,6 +49,10 @@ class BusDriver:
         await self.c.wait_projected(self.gid, self.version)
         return await self.c.view(self.gid, seat) or {}
 
+    async def feed(self, seat: int | None) -> list[dict]:
+        await self.c.wait_projected(self.gid, self.version)
+        return await self.c.feed(self.gid, seat)
+
 
 async def run_files(paths: list[str | Path], url: str, on_step: Any = None, on_scenario: Any = None) -> list[Report]:
     """Play every scenario file through Redis at ``url``; returns one Report per file.

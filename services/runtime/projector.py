@@ -45,6 +45,14 @@ CHANGES_MAXLEN = 10_000
 """Approximate cap of a partition's change stream (the gateway's reader only needs its tail)."""
 
 
+def lobby_note(title: Title, game: lifecycle.Game) -> str:
+    """The title's one-line lobby note of ``game`` (optional hook ``lobby_note``), at most 200 characters."""
+    fn = getattr(title, "lobby_note", None)
+    if fn is None or game.rules is None:
+        return ""
+    return str(fn(game.rules))[:200]
+
+
 def projection(title: Title, game: lifecycle.Game, new_events: list[EventEnvelope]) -> tuple[list[tuple[int | None, bytes]], list[tuple[int | None, list[tuple[int, bytes]]]]]:
     """The read-model writes for ``game`` after ``new_events``: views and feed entries per seat.
 
@@ -257,7 +265,7 @@ class Projector:
             if game is None or game.version != applied or (new and new[0].prev_hash != game.last_hash):
                 game = lifecycle.fold(title, await self.store.read_events(codec, game_id, 1, applied)) if applied else lifecycle.new_game(game_id, title.name)
             after = lifecycle.fold(title, new, game)
-            if any(isinstance(e.body, _LOBBY_EVENTS) for e in new):
+            if any(isinstance(e.body, _LOBBY_EVENTS) for e in new) or lobby_note(title, game) != lobby_note(title, after):
                 await self._update_lobby(after)
             keys, args = self._project_call(title, game, after, new, log_stream, msg_id)
             res = await self._project(keys=keys, args=args)
@@ -281,6 +289,7 @@ class Projector:
         fields = {
             "title": game.title, "status": status, "seats": len(game.seats),
             "taken": sum(n is not None for n in names), "names": JSON.encode(names), "created_at": game.created_at,
+            "note": lobby_note(get_codec(game.title).title, game),
         }
         result = JSON.encode(game.result) if game.result is not None else b""
         others = [k.lobby_index(game.title, s) for s in STATUSES if s != status]

@@ -423,3 +423,42 @@ def test_greedy_beats_random_more_often_than_not():
         wins += g.game.result.winners == [greedy_seat]
     print(f"greedy won {wins}/{GREEDY_GAMES}")
     assert wins > GREEDY_GAMES // 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Matches (RULINGS "Matches"; scenarios/orion_duel/match_best_of_3.toml plays a whole one)
+
+
+def _decided(winners: list[int]):
+    from schemas.orion_duel import GameDecided
+
+    return GameDecided(winners=winners, reason="score", scores=[1, 0] if winners == [0] else [0, 1])
+
+
+def test_a_manual_setup_match_swaps_the_galaxy_player_and_so_the_starter_chooser():
+    from schemas.orion_duel import NextGame, RolesAssigned
+    from services.games.orion_duel.rules import OrionState, match_events
+
+    s = OrionState(setup="manual", phase="play", galaxy_seat=1, starter=0, match_games=5)
+    events = match_events(s, _decided([1]), SeededChance(bytes(32), 0))
+    assert events == [NextGame(game=2, wins=[0, 1]), RolesAssigned(galaxy_seat=0, by_chance=False)]
+
+
+def test_a_match_ends_when_the_trailing_seat_cannot_catch_up_and_may_be_drawn():
+    from schemas.orion_duel import MatchDecided
+    from services.games.orion_duel.rules import OrionState, match_events
+
+    s = OrionState(setup="symmetric_1", phase="play", starter=0, match_games=5, game_no=3, match_wins=(2, 0))
+    assert match_events(s, _decided([0]), None) == [MatchDecided(winners=[0], wins=[3, 0], games=3)]
+    s = OrionState(setup="symmetric_1", phase="play", starter=0, match_games=2, game_no=2, match_wins=(1, 0))
+    assert match_events(s, _decided([1]), None) == [MatchDecided(winners=[], wins=[1, 1], games=2)]
+    one = OrionState(setup="symmetric_1", phase="play", starter=0)
+    assert match_events(one, _decided([0]), None) == []  # a single game has no match events
+
+
+def test_match_length_is_bounded():
+    g = LocalGame(ORION_DUEL)
+    from schemas.envelope import CreateGame
+
+    assert g.submit(CreateGame(seats=2, options={"match_games": 10})).code == "bad_options"
+    assert g.submit(CreateGame(seats=2, options={"match_games": 0})).code == "bad_options"

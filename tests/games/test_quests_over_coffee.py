@@ -420,3 +420,16 @@ def test_random_legal_games_finish_within_bounds_and_replay_equals_live(options,
 def test_bots_only_produce_accepted_commands_and_finish_games(options, seed, bot):
     g = _run(options, seed, bot)
     assert fold(QOC, g.events) == g.game
+
+
+def test_the_view_shows_the_price_actually_charged_and_the_trade_spot_costs_nothing():
+    from services.games.quests_over_coffee.views import view
+
+    s = msgspec.structs.replace(started(), phase="shop", prices=(2, 5, 3), shop_order=(0,), environment="rainy-window",
+                                shop_items=("tip-jar", "extra-shot", "warm-blanket"))
+    v = view(s, 0)
+    assert v.shop_prices == [2, 5, 3] and v.shop_costs == [3, 6, 0]  # Rainy Window Seat: +1
+    s = with_party(s, money=3)
+    s2, evs = play(s, 0, Buy(slot=1))
+    assert evs[0].price == 3 and s2.party.money == 0
+    assert any(c.id == "rainy-window" and c.text == "Shop prices +1." for c in v.cards)

@@ -6,6 +6,8 @@ Phases: ``galaxies`` -> ``black_holes`` -> ``choose_starter`` (manual setup only
 ``unknown_tile``, ``tile_already_used``, ``bad_rotation``, ``off_board``, ``cell_taken``,
 ``token_cover_without_chain``, ``galaxy_too_close``, ``black_hole_too_close``,
 ``black_hole_near_galaxy``, ``setup_dead_end``, ``bad_seat``, ``unknown_command``.
+Matches (option ``match_games``): after a game is decided, ``next_game`` and the next game's
+setup follow in the same command, with the roles swapped; ``match_decided`` ends the match.
 Source: rulebooks/orion-duel.txt pages 2-4; RULINGS.md "Orion Duel".
 """
 
@@ -20,6 +22,8 @@ from schemas.base import Command, Event, Record
 from schemas.orion_duel import (
     ChooseStarter,
     GameDecided,
+    MatchDecided,
+    NextGame,
     OrionOptions,
     PlaceTile,
     PlaceToken,
@@ -71,11 +75,21 @@ class OrionState(Record):
     winners: tuple[int, ...] | None = None
     reason: str = ""
     tiebreak: tuple[int, ...] = ()
+    match_games: int = 1
+    game_no: int = 1
+    match_wins: tuple[int, int] = (0, 0)
+    match_history: tuple[tuple[int, tuple[int, ...], str, tuple[int, int], int | None, int | None], ...] = ()
+    """Finished games: (game, winners, reason, scores, galaxy seat, starter)."""
+    match_winners: tuple[int, ...] | None = None
+
+
+MAX_MATCH_GAMES = 9
+"""Bound of option ``match_games`` (a match is one game of the server: its events are bounded)."""
 
 
 def initial_state(options: OrionOptions) -> OrionState:
     """The state before the setup events."""
-    return OrionState(setup=options.setup)
+    return OrionState(setup=options.setup, match_games=options.match_games)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,10 +361,53 @@ def tiebreak(pos: Any) -> tuple[int, int]:
 # decide / evolve
 
 
-def decide(state: OrionState, seat: int, cmd: Command) -> list[Event]:
-    """Events for ``cmd`` by ``seat``. Raises Rejection (codes in the module docstring)."""
+def next_game_setup(state: OrionState, chance: Any) -> list[Event]:
+    """The setup of the next game of a match: the roles of the game just decided, swapped.
+
+    Manual setup: the other seat places the galaxies (and so chooses the starter); preset or
+    random setups: the other seat places the first tile (ruling, docs/games/orion_duel.md M2).
+    """
+    if state.setup == "manual":
+        prev = state.galaxy_seat if state.galaxy_seat is not None else 0
+        return [RolesAssigned(galaxy_seat=1 - prev, by_chance=False)]
+    if state.setup == "random":
+        g, b, draws = random_tokens(chance)
+        placed = TokensPlaced(mode="random", galaxies=g, black_holes=b, draws=draws)
+    else:
+        p = PRESETS[state.setup]
+        placed = TokensPlaced(mode=p.name, galaxies=list(p.galaxies), black_holes=list(p.black_holes))
+    prev = state.starter if state.starter is not None else 0
+    return [placed, StarterChosen(seat=1 - prev)]
+
+
+def match_events(state: OrionState, decided: GameDecided, chance: Any) -> list[Event]:
+    """After ``decided`` ends a game of a match: ``match_decided``, or ``next_game`` and its setup.
+
+    The match is over after its last game or as soon as the trailing seat cannot catch up
+    (its deficit exceeds the games left); more game wins take the match, equal is a draw.
+    """
+    if state.match_games <= 1:
+        return []
+    wins = list(state.match_wins)
+    for w in decided.winners:
+        wins[w] += 1
+    left = state.match_games - state.game_no
+    if left <= 0 or abs(wins[0] - wins[1]) > left:
+        winners = [] if wins[0] == wins[1] else [0 if wins[0] > wins[1] else 1]
+        return [MatchDecided(winners=winners, wins=wins, games=state.game_no)]
+    nxt = NextGame(game=state.game_no + 1, wins=wins)
+    return [nxt, *next_game_setup(state, chance)]
+
+
+def decide(state: OrionState, seat: int, cmd: Command, chance: Any = None) -> list[Event]:
+    """Events for ``cmd`` by ``seat``. Raises Rejection (codes in the module docstring).
+
+    ``chance`` draws the next game's random setup of a match (unused otherwise).
+    """
     if isinstance(cmd, PlaceTile):
-        return _place_tile(state, seat, cmd)
+        events = _place_tile(state, seat, cmd)
+        decided = next((e for e in events if isinstance(e, GameDecided)), None)
+        return events + match_events(state, decided, chance) if decided is not None else events
     if isinstance(cmd, PlaceToken):
         if state.phase not in ("galaxies", "black_holes"):
             raise Rejection("wrong_phase", "Tokens are placed only during a manual setup.")
@@ -439,7 +496,16 @@ def evolve(state: OrionState, ev: Event) -> OrionState:
         return rep(state, hexes=state.hexes + tuple(tuple(h) for h in ev.hexes), used=(used[0], used[1]),
                    scores=(ev.scores[0], ev.scores[1]), turn=1 - ev.seat)
     if isinstance(ev, GameDecided):
-        return rep(state, phase="over", winners=tuple(ev.winners), reason=ev.reason, tiebreak=tuple(ev.tiebreak))
+        line = (state.game_no, tuple(ev.winners), ev.reason, (ev.scores[0], ev.scores[1]) if len(ev.scores) == 2 else (0, 0),
+                state.galaxy_seat, state.starter)
+        wins = tuple(w + ev.winners.count(i) for i, w in enumerate(state.match_wins))
+        return rep(state, phase="over", winners=tuple(ev.winners), reason=ev.reason, tiebreak=tuple(ev.tiebreak),
+                   match_history=state.match_history + (line,), match_wins=(wins[0], wins[1]))
+    if isinstance(ev, NextGame):
+        return OrionState(setup=state.setup, match_games=state.match_games, game_no=ev.game,
+                          match_wins=state.match_wins, match_history=state.match_history)
+    if isinstance(ev, MatchDecided):
+        return rep(state, match_winners=tuple(ev.winners))
     return state
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schemas.orion_duel import OrionView
+from schemas.orion_duel import MatchGame, OrionView
 from services.games.orion_duel.geometry import BOARD, CELLS, TILE_IDS
 from services.games.orion_duel.rules import OrionState, conditions_of, groups
 
@@ -41,6 +41,12 @@ def view(state: OrionState, seat: int | None) -> OrionView:
         winners=list(state.winners) if state.winners is not None else None,
         reason=state.reason,
         tiebreak=list(state.tiebreak),
+        match_games=state.match_games,
+        game_no=state.game_no,
+        match_wins=list(state.match_wins),
+        match_history=[MatchGame(game=g, winners=list(w), reason=r, scores=list(sc), galaxy_seat=gs, starter=st)
+                       for g, w, r, sc, gs, st in state.match_history],
+        match_winners=list(state.match_winners) if state.match_winners is not None else None,
     )
 
 

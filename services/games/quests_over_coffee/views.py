@@ -17,10 +17,12 @@ from schemas.quests_over_coffee import (
     HIDDEN_FIELDS,
     Accept,
     Buy,
+    CardText,
     ChooseDice,
     ChooseQuest,
     ChooseShopOrder,
     GiveItem,
+    ItemKept,
     KeepItem,
     LeaveShop,
     PayForHelp,
@@ -29,6 +31,7 @@ from schemas.quests_over_coffee import (
     Reroll,
     Roll,
     SeatView,
+    SetUp,
     SwapEnvironment,
     SwapItem,
     Trade,
@@ -41,18 +44,41 @@ from services.games.quests_over_coffee.rules import (
     condition_text,
     decide,
     grade_text,
+    help_cost,
     max_of,
     score,
+    shop_price,
     star_grade,
 )
 from services.kernel import Rejection, SeededChance
 
 
+def effects_text(effects) -> str:
+    """Card text of an event's effects, e.g. ``Health -1, Money +2`` ("" for none)."""
+    return ", ".join(f"{e.op.replace('_', ' ').capitalize()} {e.n:+d}" for e in effects)
+
+
 def card(qid: str) -> QuestCard:
-    """The public face of quest ``qid``."""
+    """The public face of quest ``qid``: bands, the Special Condition and the three events' texts."""
     q = PACK.quests[qid]
     return QuestCard(id=q.id, name=q.name, stars=q.stars, fail=q.fail, success=q.success,
-                     special=condition_text(q.special))
+                     special=condition_text(q.special), fail_event=effects_text(q.on_fail),
+                     success_event=effects_text(q.on_success), special_event=effects_text(q.on_special))
+
+
+def card_text(cid: str) -> CardText:
+    """Name and text of an item, environment or companion card."""
+    c = PACK.items.get(cid) or PACK.environments.get(cid) or PACK.companions[cid]
+    return CardText(id=c.id, name=c.name, text=c.text)
+
+
+def _in_sight(st: QocState, seat: int | None) -> list[str]:
+    ids: list[str] = [i for held in st.party.items for i in held]
+    if seat is not None and st.offers:
+        ids += list(st.offers[seat])
+    ids += [i for i in st.shop_items if i is not None]
+    ids += [x for x in (st.environment, st.companion) if x is not None]
+    return list(dict.fromkeys(ids))
 
 
 def _candidates(st: QocState, seat: int) -> list[Command]:
@@ -132,10 +158,21 @@ def view(st: QocState, seat: int | None) -> QocView:
         abandoned=list(st.abandoned), score=sc, star_grade=sg,
         grade=grade_text(sc, sg, st.quest_board) if st.phase == "over" else "",
         defeated=st.defeated, legal=legal_commands(st, seat) if seat is not None else [],
+        cards=[card_text(i) for i in _in_sight(st, seat)],
+        shop_costs=[0 if spot == "trade" else shop_price(st, k + 1) for k, spot in enumerate(PACK.shop.spots)]
+        if st.prices else [],
+        help_cost=help_cost(st, PACK.quests[st.active]) if st.active else 0,
+        item_deck_left=len(st.item_deck), environment_deck_left=len(st.env_deck), companion_deck_left=len(st.comp_deck),
     )
 
 
 def redact(ev: Event, seat: int | None) -> Event:
-    """The event without face-down deck orders (HIDDEN_FIELDS emptied)."""
-    hidden = {f: [] for f in HIDDEN_FIELDS if f in ev.__struct_fields__}
+    """The event without face-down deck orders (HIDDEN_FIELDS emptied), and as the views hide
+    them: the starting item offers only to their seat, the offer sent back to the bottom of the
+    item deck (``item_kept.returned``) only to its seat (else it reveals the deck's bottom card)."""
+    hidden: dict = {f: [] for f in HIDDEN_FIELDS if f in ev.__struct_fields__}
+    if isinstance(ev, SetUp):
+        hidden["offers"] = [o if i == seat else [] for i, o in enumerate(ev.offers)]
+    if isinstance(ev, ItemKept) and ev.seat != seat:
+        hidden["returned"] = None
     return msgspec.structs.replace(ev, **hidden) if hidden else ev
