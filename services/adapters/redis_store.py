@@ -25,7 +25,9 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.envelope import Accepted, CommandEnvelope, EventEnvelope, Outcome, Rejected
 from services.adapters import scripts
@@ -297,7 +299,10 @@ class CommandBus:
             return await asyncio.wait_for(fut, timeout)
         except TimeoutError:
             pass
-        raw = await self.r.get(self.keys.outcome(game_id, command_id))
+        try:
+            raw = await self.r.get(self.keys.outcome(game_id, command_id))
+        except (RedisConnectionError, RedisTimeoutError):  # e.g. a pooled connection a restart broke
+            return None  # no outcome known: the caller sends again (same command id)
         return decode_outcome(raw) if raw is not None else None
 
 

@@ -312,7 +312,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
                          "stop working when this process stops and are not accepted by other replicas")
 
     async def startup(app: Litestar) -> None:
-        client = r if r is not None else connect(settings.url)
+        client = r if r is not None else connect(settings.url, max_connections=config.redis_connections)
         app.state.gw = GatewayService(client, settings, config, mets)
         app.state.own_redis = r is None
 

@@ -196,7 +196,9 @@ class GatewayService:
         id>`` for a join, ``c:`` for seatless create), so two seats never share an id, and a
         join (which answers with the seat's token) can never be answered by the stored outcome
         of one of the seat's commands, and its id is never stored or logged in the clear. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
-        rejection (see :data:`UNPROCESSABLE`), 504 ``outcome_timeout`` (retry with the same id).
+        rejection (see :data:`UNPROCESSABLE`), 503 ``overloaded`` with ``Retry-After`` when the process
+        already waits for ``max_in_flight`` outcomes (nothing was sent), 504 ``outcome_timeout``
+        (retry with the same id).
         """
         if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
             raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
@@ -208,6 +210,10 @@ class GatewayService:
         t0 = time.perf_counter()
         out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
         if out is None:
+            if len(self.bus.inbox) >= self.config.max_in_flight:  # saturated: refuse fast rather than queue
+                self.metrics.command(title, "overloaded", time.perf_counter() - t0)
+                raise ApiError(503, "overloaded", "The server is overloaded; send the command again in a second.",
+                               command_id=client_id, headers={"Retry-After": "1"})
             env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
                                   expected_version=expected_version, issued_at=int(time.time() * 1000))
             try:

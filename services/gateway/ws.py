@@ -16,7 +16,8 @@ and ``{"type": "ping"}`` (answered by ``{"type": "pong"}``).
 
 Close codes: 4400 bad ``since``, 4401 token missing/invalid/expired, 4403 token of another
 game or seat, 4404 no such game, 1009 message larger than ``QUESTHALL_WS_MAX_MESSAGE``,
-1011 internal error.
+1011 internal error, 1013 overloaded (a command arrived while the gateway process waits for
+``QUESTHALL_MAX_IN_FLIGHT`` outcomes: nothing was sent; reconnect after a second).
 """
 
 from __future__ import annotations
@@ -177,6 +178,9 @@ async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
             out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version)
             reply = WsOutcome(command_id=out.command_id, status="accepted", version=out.version, events=out.events)
         except ApiError as exc:
+            if exc.code == "overloaded":  # back off: the client reconnects (since = its last version) later
+                await socket.close(1013, "overloaded: try again in a second")
+                return
             if exc.version is None:
                 reply = WsError(code=exc.code, message=exc.message)  # type: ignore[assignment]
             else:

@@ -130,6 +130,16 @@ class Projector:
         by_game: dict[str, list[tuple[str, dict]]] = {}
         for mid, fields in entries:
             by_game.setdefault(fields.get(b"g", b"?").decode(errors="replace"), []).append((mid, fields))
+        half = "half_pipeline" in self.faults and len(by_game) > 1
+        if half:  # test hook: project the batch's first half of games only, then hang (to be killed)
+            by_game = dict(list(by_game.items())[:len(by_game) // 2])
+        await self._apply_games(log_stream, by_game)
+        if half:
+            log.warning("fault_half_pipeline", games=len(by_game))
+            await anyio.sleep_forever()
+
+    async def _apply_games(self, log_stream: str, by_game: dict[str, list[tuple[str, dict]]]) -> None:
+        """Project the entries of a batch, by game (see :meth:`apply_batch`)."""
         steps: list[tuple[str, list[str], lifecycle.Game, Any]] = []
         slow: list[str] = []
         lobby: list[lifecycle.Game] = []
@@ -217,7 +227,7 @@ class Projector:
             nxt += 1
         after = lifecycle.fold(codec.title, new, game)
         return after, self._project_call(codec.title, game, after, new, log_stream, rows[-1][0]), \
-            any(isinstance(e.body, _LOBBY_EVENTS) for e in new)
+            (any(isinstance(e.body, _LOBBY_EVENTS) for e in new) or lobby_note(codec.title, game) != lobby_note(codec.title, after))
 
     def _project_call(self, title: Title, before: lifecycle.Game, after: lifecycle.Game, new: list[EventEnvelope],
                       log_stream: str, msg_id: str) -> tuple[list[str], list[Any]]:

@@ -68,8 +68,9 @@ class Worker:
     ``chance_override`` maps game ids to a fixed chance: scenario and test runners only;
     ``clock_override(game_id) -> ms`` replaces the worker's clock for the ``received_at`` it
     stamps (scenario runners let time pass with it).
-    ``faults`` (test hook, e.g. ``{"hang_after_read"}``) makes the worker hang while it holds
-    pending entries so that a test can kill it.
+    ``faults`` (test hook, e.g. ``{"hang_after_read"}``, or ``{"half_pipeline"}``: only the first
+    half of a batch's pipeline is sent) makes the worker hang while it holds pending entries so
+    that a test can kill it.
     """
 
     def __init__(self, r: Any, settings: Settings, title: str, *, consumer: str | None = None,
@@ -400,10 +401,14 @@ class Worker:
         """Run the plan's scripts in one pipeline; returns the jobs to decide again, by game."""
         if not plan:
             return {}
+        half = "half_pipeline" in self.faults and len(plan) > 1
         async with self.r.pipeline(transaction=False) as pipe:
-            for st in plan:
+            for st in plan[:len(plan) // 2] if half else plan:
                 pipe.execute_command("EVALSHA", st.sha, len(st.keys), *st.keys, *st.args)
             results = await pipe.execute(raise_on_error=False)
+        if half:  # test hook: as if killed with half the batch's pipeline applied
+            log.warning("fault_half_pipeline", title=self.title.name, applied=len(results), planned=len(plan))
+            await anyio.sleep_forever()
         again: dict[str, list[_Job]] = {}
         snapshots: list[lifecycle.Game] = []
         missing_scripts = set()
