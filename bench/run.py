@@ -13,6 +13,8 @@ its keys afterwards). Every figure is the median of ``--runs`` runs (at least 3)
   ``questhall projector``) as in production;
 - replay events/s (read from Redis, decode, fold) and rebuild time of every read model for the N
   games the end-to-end runs left;
+- a balance figure: the share of Ero's Quest adventures the ``adventurer`` bot wins (200 seeded
+  games in memory, ``LocalGame``; not a speed);
 - the yardstick: raw pipelined XADD and XREADGROUP+XACK rates of the same Redis, and the ratio
   of the best end-to-end rate to each.
 
@@ -110,6 +112,25 @@ def orion_opening_legal_moves(runs: int) -> dict[str, dict[str, float]]:
 
 
 # -- raw Redis -------------------------------------------------------------------------------
+def eros_quest_win_share(games: int = 200, seed: int = 0) -> dict[str, float]:
+    """Balance figure: ``{"games", "wins", "share"}`` of Ero's Quest adventures (rulebook setup,
+    difficulty 0) won by the ``adventurer`` bot; game ``i`` uses seed ``i`` (docs/games/eros_quest.md)."""
+    from services.kernel import get_title
+    from services.kernel.runner import LocalGame
+
+    t = get_title("eros_quest")
+    bot = t.bots["adventurer"]
+    wins = 0
+    for i in range(games):
+        g = LocalGame(t, game_id=f"eq{i}", seed=(seed + i).to_bytes(32, "big"))
+        g.create_and_start(1)
+        rng = random.Random(seed + i)
+        while g.game.status == "active":
+            g.submit(bot(t.view(g.game.rules, 0), 0, rng), 0)
+        wins += g.game.result is not None and g.game.result.winners == [0]
+    return {"games": games, "wins": wins, "share": wins / games}
+
+
 async def raw_rates(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> tuple[float, float]:
     """(pipelined XADD entries/s, XREADGROUP+XACK entries/s) on one stream of ``n`` entries."""
     key = f"{prefix}:raw:{random.randrange(1 << 30)}"
@@ -212,6 +233,9 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
     if "orion_duel" in names:
         out("Orion Duel legal moves at the opening ...")
         res["orion_duel_opening_legal_moves"] = orion_opening_legal_moves(runs)
+    if "eros_quest" in names:
+        out("Ero's Quest win share of the adventurer bot ...")
+        res["eros_quest_win_share"] = eros_quest_win_share()
 
     settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
     r = connect(url)
@@ -282,6 +306,9 @@ def table(res: dict) -> str:
         rows.append((f"pure decide+evolve, {n}", f"{v:,.0f} commands/s"))
     for setup, v in res.get("orion_duel_opening_legal_moves", {}).items():
         rows.append((f"orion_duel legal moves, opening {setup}", f"{v['moves']:,.0f} moves in {v['ms']:.2f} ms"))
+    if "eros_quest_win_share" in res:
+        w = res["eros_quest_win_share"]
+        rows.append(("eros_quest adventurer bot win share (balance)", f"{w['share']:.0%} ({w['wins']} of {w['games']} adventures)"))
     for level, v in res["e2e"].items():
         rows.append((f"end to end, {level} concurrent game{'s' if level != '1' else ''}",
                      f"{v['commands_per_s']:,.0f} commands/s, p50 {v['p50_ms']:.2f} ms, p99 {v['p99_ms']:.2f} ms"))

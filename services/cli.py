@@ -335,7 +335,9 @@ def titles() -> None:
 
     for name, t in sorted(all_titles().items()):
         opts = msgspec.to_builtins(t.options_type())
-        console.print(f"{name}: {t.display_name}, {t.min_seats}-{t.max_seats} seats, options {opts}")
+        seats = f"{t.min_seats} seat" if t.min_seats == t.max_seats == 1 else f"{t.min_seats}-{t.max_seats} seats"
+        label = f" ({t.seats_label})" if t.seats_label else ""
+        console.print(f"{name}: {t.display_name}, {seats}{label}, options {opts}")
         undoable = [c.__struct_config__.tag for c in t.undoable] or ["none"]
         console.print(f"  bots {sorted(t.bots)}; undoable {undoable}; timeout's default move: {t.default_move_text}", markup=False)
     d = LifecycleOptions()

@@ -27,7 +27,8 @@ from services.local.demo import TitleStats, play_bot_game
 from services.runtime.serve import services_running
 from tests.toygame import Add, Roll
 
-LANDED = ["questeros", "orion_duel", "quests_over_coffee"]
+LANDED = ["questeros", "orion_duel", "quests_over_coffee", "eros_quest", "fate_deck"]
+SEATS = {"eros_quest": 1, "fate_deck": 3}
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def test_games_of_every_title_played_on_the_bus_pass_the_audit(settings, cli_env
             out = {}
             for i, name in enumerate(LANDED):
                 stats = TitleStats()
-                await play_bot_game(c, name, 2, random.Random(i), stats)
+                await play_bot_game(c, name, SEATS.get(name, 2), random.Random(i), stats)
                 assert stats.finished == 1 and not stats.failures, stats.failures
                 gid = stats.game_ids[0]
                 v = await audit_game(s["redis"], settings, gid)

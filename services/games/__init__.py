@@ -5,3 +5,7 @@ from services.games import (
     questeros,  # noqa: F401
     quests_over_coffee,  # noqa: F401
 )
+from services.games.questeros import (
+    eros,  # noqa: F401  (Ero's Quest, title eros_quest)
+    fate,  # noqa: F401  (the Fate Deck, title fate_deck)
+)

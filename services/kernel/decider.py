@@ -56,6 +56,8 @@ class Title(Generic[S]):
     """Bumped when a rule changes; stored in ``game_created``."""
     min_seats: ClassVar[int]
     max_seats: ClassVar[int]
+    seats_label: ClassVar[str] = ""
+    """What the seats are, for listings, e.g. ``solo`` or ``GM + 1-32 players`` (optional)."""
     options_type: ClassVar[type[Options]]
     state_type: ClassVar[type]
     view_type: ClassVar[type[Record]]

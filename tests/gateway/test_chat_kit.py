@@ -23,7 +23,8 @@ from services.kernel import get_title
 from services.kernel.runner import LocalGame
 
 CASES = [("questeros", 3, {}), ("orion_duel", 2, {}), ("orion_duel", 2, {"setup": "manual"}),
-         ("quests_over_coffee", 1, {}), ("quests_over_coffee", 2, {"mode": "coop", "companions": True, "environments": True})]
+         ("quests_over_coffee", 1, {}), ("quests_over_coffee", 2, {"mode": "coop", "companions": True, "environments": True}),
+         ("eros_quest", 1, {}), ("fate_deck", 4, {})]
 
 
 @pytest.mark.parametrize(("title", "seats", "options"), CASES)
@@ -71,5 +72,5 @@ def test_grammar_shortcuts_and_helpful_errors():
                                 ("orion_duel", "place single at 2;1", "q,r"), ("orion_duel", "place line at 2,1", "no line tile left"), ("quests_over_coffee", "reroll", "reroll 1 3")]:
         with pytest.raises(ChatError, match=needle):
             parse(title, text, view, 0)
-    for t in ("questeros", "orion_duel", "quests_over_coffee"):
+    for t in ("questeros", "orion_duel", "quests_over_coffee", "eros_quest", "fate_deck"):
         assert "help" in help_text(t) and len(help_text(t)) < 1500

@@ -30,7 +30,8 @@ from services.kernel import Rejection, Title, register
 
 
 class Questeros(Title[QState]):
-    """The Questeros Decider (multi-player game; Ero's Quest solo is not included)."""
+    """The Questeros Decider (the multi-player game; Ero's Quest and the Fate Deck are the titles
+    ``eros_quest`` and ``fate_deck`` in the subpackages ``eros`` and ``fate``)."""
 
     name = "questeros"
     display_name = "Questeros"
