@@ -60,6 +60,7 @@ def pure_rate(name: str, seconds: float, seed: int) -> float:
 
     Measures until ``seconds`` of command time or ``3 * seconds`` of wall time (slow bots).
     """
+    from services.kernel import game as lifecycle
     from services.kernel import get_title
     from services.kernel.runner import LocalGame
 
@@ -79,7 +80,7 @@ def pure_rate(name: str, seconds: float, seed: int) -> float:
         spent += time.perf_counter() - t0
         n += seats + 2
         while g.game.status == "active":
-            seat = t.to_move(g.game.rules)[0]
+            seat = lifecycle.to_move(t, g.game)[0]  # a seat that made its secret choice is not waited for
             cmd = bots[seat % len(bots)](t.view(g.game.rules, seat), seat, rng)
             t0 = time.perf_counter()
             g.submit(cmd, seat)

@@ -3,8 +3,9 @@
 Commands are imperative (``bid``, ``play_card``) and events past tense (``bid_made``).
 Every concrete type sets an explicit, stable ``tag`` string: tags are stored in game streams
 and are never renamed. Commands arriving from clients forbid unknown fields, so a typo is a
-clear error; stored events tolerate unknown fields, so an older reader survives a newer
-writer (msgspec ``docs/schema-evolution.rst``).
+clear error; stored events forbid them too: a field renamed or added by other code is read
+through an upcaster beside its title (``Title.upcasters``), never silently dropped or read
+with its default (forward compatibility by upcasters, never by silence; issue 12).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ class Command(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     """Base of every command body. Subclasses set ``tag="verb"``; the tag goes in ``type``."""
 
 
-class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="type"):
     """Base of every event body. Subclasses set ``tag="thing_happened"``; tag in ``type``."""
 
 

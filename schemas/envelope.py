@@ -53,7 +53,7 @@ class CommandEnvelope(Record, Generic[B], forbid_unknown_fields=True):
     while 0 (commands stored before clocks existed keep their hash)."""
 
 
-class EventEnvelope(Record, Generic[B]):
+class EventEnvelope(Record, Generic[B], forbid_unknown_fields=True):
     """One stored event of a game's stream."""
 
     game_id: str

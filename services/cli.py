@@ -279,6 +279,7 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
     from services.adapters.redis_store import EventStore, connect
     from services.kernel import codec
     from services.kernel import game as lifecycle
+    from services.kernel.errors import CorruptEvent
 
     url = _url()
     s = _settings(url)
@@ -291,7 +292,11 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
                 err.print(f"No game {game_id!r} in namespace {s.namespace!r}.")
                 return 2
             c = codec(meta[b"title"].decode())
-            game = lifecycle.fold(c.title, await EventStore(r, s).read_events(c, game_id))
+            try:
+                game = lifecycle.fold(c.title, await EventStore(r, s).read_events(c, game_id))
+            except CorruptEvent as exc:  # one line naming game and version, no traceback
+                err.print(f"Cannot replay: {exc}", highlight=False, markup=False)
+                return 2
             if seat is not None or spectator:
                 out = lifecycle.view(c.title, game, seat)
             else:
@@ -441,14 +446,23 @@ def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (fro
 
 
 async def _audit_stored(game_id: str):
-    from services.adapters.redis_store import connect
+    from services.adapters.redis_store import EventStore, connect
     from services.audit.store import GameNotFound, audit_game
     from services.audit.verify import Verdict
+    from services.kernel import codec
+    from services.kernel.errors import CorruptEvent
 
     url = _url()
     r = connect(url)
     try:
-        return await audit_game(r, _settings(url), game_id)
+        s = _settings(url)
+        meta = await r.hgetall(s.keys.game(game_id, "meta"))
+        if meta:  # an unreadable stored event: the audit cannot run (exit 2), one line naming game and version
+            try:
+                await EventStore(r, s).read_events(codec(meta[b"title"].decode()), game_id)
+            except CorruptEvent as exc:
+                return Verdict(status="error", game_id=game_id, title=meta[b"title"].decode(), reason=str(exc))
+        return await audit_game(r, s, game_id)
     except GameNotFound as exc:
         return Verdict(status="error", game_id=game_id, reason=str(exc))
     except Exception as exc:  # Redis unreachable, unreadable stream: could not run

@@ -37,34 +37,43 @@ class DelayProxy:
         await listener.serve(self._connection)
 
     async def _connection(self, client: Any) -> None:
-        async with client:
-            try:
-                upstream = await anyio.connect_tcp(self.host, self.upstream_port)
-            except OSError:
-                return
-            self.connections += 1
-            async with upstream, anyio.create_task_group() as tg:
-                tg.start_soon(self._pipe, client, upstream, tg.cancel_scope)
-                tg.start_soon(self._pipe, upstream, client, tg.cancel_scope)
+        try:
+            async with client:
+                try:
+                    upstream = await anyio.connect_tcp(self.host, self.upstream_port)
+                except OSError:
+                    return
+                self.connections += 1
+                async with upstream, anyio.create_task_group() as tg:
+                    tg.start_soon(self._pipe, client, upstream, tg.cancel_scope)
+                    tg.start_soon(self._pipe, upstream, client, tg.cancel_scope)
+        except Exception:  # noqa: BLE001 - a broken side ends this connection only (also grouped errors)
+            pass
 
     async def _pipe(self, src: Any, dst: Any, scope: anyio.CancelScope) -> None:
         send, recv = anyio.create_memory_object_stream[tuple[float, bytes]](math.inf)
 
         async def deliver() -> None:
-            async with recv:
-                async for at, data in recv:
-                    wait = at - anyio.current_time()
-                    if wait > 0:
-                        await anyio.sleep(wait)
-                    await dst.send(data)
+            try:
+                async with recv:
+                    async for at, data in recv:
+                        wait = at - anyio.current_time()
+                        if wait > 0:
+                            await anyio.sleep(wait)
+                        await dst.send(data)
+            except _BROKEN:
+                pass
+            finally:
+                scope.cancel()
 
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(deliver)
-                async with send:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(deliver)
+            async with send:
+                try:
                     async for data in src:
                         send.send_nowait((anyio.current_time() + self.delay, data))
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
-        finally:
-            scope.cancel()
+                except _BROKEN:
+                    scope.cancel()
+
+
+_BROKEN = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)

@@ -12,7 +12,11 @@
   with the same id until it gets an outcome (every retry is a duplicate), sometimes sends an
   explicit duplicate and sometimes two racing commands at the same expected version;
 - a chaos loop (seeded RNG, random moments): SIGKILL a worker or projector and start a new one,
-  SHUTDOWN and restart Redis, SIGKILL and restart Redis.
+  SHUTDOWN and restart Redis, SIGKILL and restart Redis;
+- slow handling (issue 12): two more toy worker replicas reach Redis through a delay proxy on
+  loopback (``tests/delayproxy.py``); during the middle third of the run every chunk is held
+  ``SLOW_DELAY`` s each way, so one command takes several times the 500 ms claim min-idle and a
+  read batch far longer. No valid command may be parked or applied twice for it.
 
 At the end (services alive again, chaos stopped) it checks, with deadlines, no sleeps: every
 command has exactly one outcome, the same one every time it was observed, and the stored one;
@@ -52,10 +56,15 @@ from services.local.embedded import ServerProcess
 from services.runtime.consumer import is_connection_error as _is_connection_error
 from services.runtime.projector import GROUP as PROJECTOR_GROUP
 from services.runtime.projector import rebuild
+from tests.delayproxy import DelayProxy
 from tests.toygame import Add, Roll
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_TITLES = ("orion_duel", "quests_over_coffee", "questeros")
+SLOW_DELAY = 0.06
+"""Seconds the delay proxy holds each chunk each way while handling is slowed: a command makes
+about five round trips (~0.6 s, a read batch of several far longer) against the 500 ms claim
+min-idle, while one round trip (0.12 s) stays well inside it."""
 
 
 def child_dies_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -76,6 +85,10 @@ class Counts:
     projector_kills: int = 0
     redis_restarts: int = 0
     redis_kills: int = 0
+    slowed_seconds: float = 0.0
+    """How long handling through the delay proxy was slowed past the claim min-idle."""
+    parked: int = 0
+    """Commands in the dead-letter streams at the end (every command is valid: must be 0)."""
     games: int = 0
     games_finished: int = 0
     commands: int = 0
@@ -98,12 +111,14 @@ class Counts:
 
     def ok(self) -> bool:
         return (not self.failures and self.losses == 0 and self.phantoms == 0 and self.outcome_mismatches == 0
+                and self.parked == 0
                 and self.chain_bad == 0 and self.audit_bad == 0 and self.replay_bad == 0 and self.pending_left == 0 and self.rebuild_equal
                 and self.games == self.games_finished > 0)
 
     def summary(self) -> str:
         """``name=value`` of every count (not the failure texts)."""
-        return " ".join(f"{k}={getattr(self, k)}" for k in self.__dataclass_fields__ if k != "failures")
+        return " ".join(f"{k}={round(v, 1) if isinstance(v := getattr(self, k), float) else v}"
+                        for k in self.__dataclass_fields__ if k != "failures")
 
 
 class Service:
@@ -267,12 +282,15 @@ async def run(seconds: float, seed: int, workdir: Path, *, toy_loops: int = 6, r
     titles = ["toy", *real_titles]
     workers = [Service(f"worker-{t}-{i}", ["worker", "--title", t, "--min-idle-ms", "500"], env, logdir)
                for t in titles for i in range(2 if t == "toy" else 1)]
+    proxy = DelayProxy("127.0.0.1", int(settings.url.rsplit(":", 1)[1].split("/")[0]))
+    slow_env = {**env, "REDIS_URL": ""}  # set once the proxy listens
+    slow = [Service(f"worker-toy-slow-{i}", ["worker", "--title", "toy", "--min-idle-ms", "500"], slow_env, logdir)
+            for i in range(2)]
+    workers += slow
     hanging = Service("worker-toy-hang", ["worker", "--title", "toy", "--min-idle-ms", "500"],
                       {**env, "QUESTHALL_FAULTS": "hang_after_read"}, logdir)
     projectors = [Service(f"projector-{i}", ["projector", "--min-idle-ms", "500"], env, logdir) for i in range(2)]
     services = [*workers, hanging, *projectors]
-    for s in services:
-        s.start()
     r = connect(settings.url)
     client = ChaosClient(r, settings, counts, random.Random(seed + 1))
     game_ids: dict[str, list[str]] = {t: [] for t in titles}
@@ -323,14 +341,30 @@ async def run(seconds: float, seed: int, workdir: Path, *, toy_loops: int = 6, r
                     await anyio.to_thread.run_sync(server.start)
                     counts.redis_kills += 1
 
-        async with anyio.create_task_group() as tg:
-            for i in range(toy_loops):
-                tg.start_soon(toy_loop, i)
-            for name in real_titles:
-                tg.start_soon(real_loop, name)
-            tg.start_soon(chaos)
-        out(f"played {counts.games} games, {counts.commands} commands under chaos; checking ...")
-        await check(r, settings, client, counts, titles, [s for s in services if s in projectors], hanging)
+        async def slow_link() -> None:  # the middle third of the run: handling slower than min-idle
+            start = time.monotonic()
+            await anyio.sleep(seconds / 3)
+            proxy.delay = SLOW_DELAY
+            await anyio.sleep(seconds / 3)
+            proxy.delay = 0.0
+            counts.slowed_seconds = time.monotonic() - start - seconds / 3
+
+        async with anyio.create_task_group() as outer:
+            await outer.start(proxy.serve)
+            slow_env["REDIS_URL"] = proxy.url
+            for s in services:
+                s.start()
+            async with anyio.create_task_group() as tg:
+                for i in range(toy_loops):
+                    tg.start_soon(toy_loop, i)
+                for name in real_titles:
+                    tg.start_soon(real_loop, name)
+                tg.start_soon(chaos)
+                tg.start_soon(slow_link)
+            proxy.delay = 0.0
+            out(f"played {counts.games} games, {counts.commands} commands under chaos; checking ...")
+            await check(r, settings, client, counts, titles, [s for s in services if s in projectors], hanging)
+            outer.cancel_scope.cancel()
     finally:
         for s in services:
             s.kill()
@@ -431,6 +465,11 @@ async def check(r: Any, settings: Settings, client: ChaosClient, counts: Counts,
             counts.failures.append(f"{gid}: replay differs from the projected spectator view")
     if counts.phantoms:
         counts.failures.append(f"{counts.phantoms} commands have events but no accepted outcome seen")
+    for p in range(settings.partitions):
+        for t in titles:
+            counts.parked += await r.xlen(k.dead(p, t))
+    if counts.parked:
+        counts.failures.append(f"{counts.parked} commands parked in dead-letter streams (every command was valid)")
 
     for s in projectors:
         s.kill()

@@ -186,7 +186,7 @@ async def _lose_last_append(r, settings, gid: str, cid: str) -> None:
     await r.hset(k.game(gid, "meta"), mapping={"version": last.version - 1, "hash": last.prev_hash})
     await r.delete(k.outcome(gid, cid))
     snap = await r.get(k.game(gid, "snap"))  # written after the append: lost with it
-    if snap is not None and msgspec.msgpack.decode(snap)["version"] >= last.version:
+    if snap is not None and msgspec.msgpack.decode(msgspec.msgpack.decode(snap)["game"])["version"] >= last.version:
         await r.delete(k.game(gid, "snap"))
 
 
@@ -746,10 +746,17 @@ def test_a_snapshot_that_does_not_decode_or_does_not_match_the_stream_is_ignored
                 out = await c.submit("toy", gid, Add(n=1), 0)
             store = EventStore(r, settings)
             full = fold(get_title("toy"), await store.read_events(codec("toy"), gid))
-            snap = msgspec.msgpack.decode(await r.get(k.game(gid, "snap")))
+            from services.kernel import game as lifecycle
+
+            stored = msgspec.msgpack.decode(await r.get(k.game(gid, "snap")), type=lifecycle.Snapshot)
+            snap = msgspec.msgpack.decode(stored.game)
             bad_type = dict(snap, rules={"renamed": 1})
             other_history = dict(snap, rules=dict(snap["rules"], total=999), last_hash="ab" * 32)
-            for bad in (b"\xc1garbage", msgspec.msgpack.encode(bad_type), msgspec.msgpack.encode(other_history)):
+
+            def framed(game: dict) -> bytes:  # this code's fingerprint: only the content is wrong
+                return msgspec.msgpack.encode(lifecycle.Snapshot(fingerprint=stored.fingerprint, game=msgspec.msgpack.encode(game)))
+
+            for bad in (b"\xc1garbage", framed(bad_type), framed(other_history)):
                 await r.set(k.game(gid, "snap"), bad)
                 assert await store.load(codec("toy"), gid) == full
             s["workers"]["toy"]._forget()

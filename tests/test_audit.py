@@ -18,13 +18,14 @@ from typer.testing import CliRunner
 from schemas.envelope import Accepted
 from services.audit.verify import FORMAT, audit_bundle, bundle_of, encode_bundle, raw_hash
 from services.cli import app
+from services.kernel import game as lifecycle
 from services.kernel import get_title
 from services.kernel.chance import SeededChance, derive_key, seed_commitment
 from services.kernel.hashing import GENESIS
 from services.kernel.runner import LocalGame
 from tests.toygame import TOY, Add, Roll
 
-LANDED = [("questeros", 3), ("orion_duel", 2), ("quests_over_coffee", 1), ("quests_over_coffee", 2)]
+LANDED = [("questeros", 3), ("orion_duel", 2), ("quests_over_coffee", 1), ("quests_over_coffee", 2), ("reventure_orbtale", 4)]
 
 # -- the published test vector (docs/fairness.md) ------------------------------------------
 
@@ -60,7 +61,7 @@ def _played(name: str, seats: int, seed: int = 3, stop_after: int | None = None)
     bots = list(t.bots.values())
     moves = 0
     while g.game.status == "active" and moves < 20_000:
-        for s in t.to_move(g.game.rules):
+        for s in lifecycle.to_move(t, g.game):
             if stop_after is not None and moves >= stop_after:
                 return g
             out = g.submit(bots[s % len(bots)](t.view(g.game.rules, s), s, rng), s)
@@ -212,6 +213,10 @@ CHANCE_TAMPER = {
     # a die roll replaced
     "quests_over_coffee": ("qoc.rolled", lambda body: (body["base"] or body["pool"][0]).__setitem__(
         0, (body["base"] or body["pool"][0])[0] % 6 + 1)),
+    # the setup shuffle replaced: the first inventory cards of seats 0 and 1 exchanged
+    "reventure_orbtale": ("reventure_orbtale.game_set_up", lambda body: body.update(inventories=[
+        [body["inventories"][1][0], *body["inventories"][0][1:]], [body["inventories"][0][0], *body["inventories"][1][1:]],
+        *body["inventories"][2:]])),
 }
 
 

@@ -94,6 +94,12 @@ def _cases(ns: str):
         await r.xclaim(key, "worker:toy", "c1", 0, [mid], idle=60_000, justid=True)  # idle a minute
         return [key], ["worker:toy", "c1", mid]
 
+    async def deadlines(r):
+        mid = await _stream_with_pending(r, f"{t}:log", "clock")
+        await r.zadd(f"{t}:deadlines", {"toy/g1/0/1": 100})
+        await r.hset(f"{t}:deadline-games", "g1", "1|toy/g1/0/1")
+        return [f"{t}:deadlines", f"{t}:deadline-games", f"{t}:log"], ["clock", mid, "g1", 2, 1, 200, "toy/g1/1/2"]
+
     return [
         ("APPEND", scripts.APPEND, append, ["hash", "stream", "stream", "string", "stream", "list", "set", "hash", "stream"]),
         ("REJECT", scripts.REJECT, reject, ["string", "stream", "list", "stream", "hash"]),
@@ -103,6 +109,7 @@ def _cases(ns: str):
         ("REAP_CONSUMERS", scripts.REAP_CONSUMERS, reap, ["stream"]),
         ("TRIM_ACKED", scripts.TRIM_ACKED, trim, ["stream", "hash"]),
         ("TOUCH", scripts.TOUCH, touch, ["stream"]),
+        ("DEADLINES", scripts.DEADLINES, deadlines, ["zset", "hash", "stream"]),
     ]
 
 
@@ -130,7 +137,7 @@ def test_every_script_writes_nothing_when_any_key_it_writes_has_the_wrong_type(s
                     await _clean(r, ns)
                     checked += 1
                 del n
-            assert checked == 9 + 5 + 2 + 6 + 5 + 1 + 2 + 1
+            assert checked == 9 + 5 + 2 + 6 + 5 + 1 + 2 + 1 + 3
         finally:
             await _clean(r, settings.namespace)
             await r.aclose()

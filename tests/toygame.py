@@ -138,6 +138,13 @@ def _upcast_bumped(body: dict) -> dict:
     return {"type": "toy.added", "seat": body["seat"], "n": body["amount"], "total": body["total"]}
 
 
+def _upcast_rolled(body: dict) -> dict:
+    """``toy.rolled`` of rules version 0 called the die ``dice``; a current body is returned unchanged."""
+    if "dice" in body:
+        body = {**{k: v for k, v in body.items() if k != "dice"}, "die": body["dice"]}
+    return body
+
+
 Toy.bots = {"random": _random_bot}
-Toy.upcasters = {"toy.bumped": _upcast_bumped}
+Toy.upcasters = {"toy.bumped": _upcast_bumped, "toy.rolled": _upcast_rolled}
 TOY = register(Toy())

@@ -13,6 +13,7 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:dead:<title>``                 dead-letter stream of a title
 ``<ns>:{<ns>:pN}:log``                          partition log: every appended event (group
                                                 ``projector``); never trimmed
+``<ns>:{<ns>:pN}:log-dead``                     log entries the projector parked (with the error)
 ``<ns>:{<ns>:pN}:games``                        set of the partition's game ids
 ``<ns>:{<ns>:pN}:g:<game>:meta``                hash: version, hash, status, title
 ``<ns>:{<ns>:pN}:g:<game>:events``              the game's event stream, entry id ``<version>-0``;
@@ -20,7 +21,7 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:g:<game>:secret``              hash: the secret seed (worker side only)
 ``<ns>:{<ns>:pN}:g:<game>:commands``            accepted commands that appended events, entry
                                                 id = the version they brought the game to
-``<ns>:{<ns>:pN}:g:<game>:snap``                snapshot: msgpack ``[version, game]``
+``<ns>:{<ns>:pN}:g:<game>:snap``                snapshot: msgpack ``Snapshot{fingerprint, game}``
 ``<ns>:{<ns>:pN}:g:<game>:out:<command>``       the one stored outcome of a command id
 ``<ns>:{<ns>:pN}:inbox:<client>``                reply inbox of one client process for the
                                                 partition: outcomes pushed by the append/reject
@@ -94,6 +95,10 @@ class Keys:
     def changes(self, p: int) -> str:
         """The partition's change stream (the projector adds ``g``, ``v`` per projection)."""
         return f"{self.tag(p)}:changes"
+
+    def log_dead(self, p: int) -> str:
+        """Dead-letter stream of the partition log: entries the projector parked after failed tries."""
+        return f"{self.tag(p)}:log-dead"
 
     def games(self, p: int) -> str:
         return f"{self.tag(p)}:games"

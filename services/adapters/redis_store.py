@@ -33,12 +33,13 @@ from schemas.envelope import Accepted, CommandEnvelope, EventEnvelope, Outcome, 
 from services.adapters import scripts
 from services.adapters.keys import Keys
 from services.kernel import game as lifecycle
-from services.kernel.registry import Codec
+from services.kernel.registry import Codec, get_title
 
 BLOCK_MS = 2000
 SOCKET_TIMEOUT = 10.0
 
 OUTCOME_DECODER = msgspec.msgpack.Decoder(Accepted | Rejected)
+_SNAPSHOT_DECODER = msgspec.msgpack.Decoder(lifecycle.Snapshot)
 ENC = msgspec.msgpack.Encoder()
 
 
@@ -123,22 +124,40 @@ class EventStore:
                 return out
             lo = "(" + batch[-1][0].decode()
 
+    async def read_snapshot(self, codec: Codec, game_id: str) -> lifecycle.Game | None:
+        """The stored snapshot if it was written by code of this state type and rules version
+        (its fingerprint is :func:`~services.kernel.game.snapshot_fingerprint`), else None."""
+        raw = await self.r.get(self.keys.game(game_id, "snap"))
+        if raw is None:
+            return None
+        try:
+            snap = _SNAPSHOT_DECODER.decode(raw)
+            if snap.fingerprint != lifecycle.snapshot_fingerprint(codec.title):
+                return None  # another state type or rules version: ignored, never mixed in
+            return msgspec.msgpack.decode(snap.game, type=lifecycle.Game[codec.title.state_type])
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None  # e.g. the bare format of older code
+
     async def load(self, codec: Codec, game_id: str) -> lifecycle.Game:
-        """The game's state: latest snapshot plus the events after it (empty game if none)."""
+        """The game's state: latest snapshot plus the events after it (empty game if none).
+
+        A snapshot is a cache, used only if its fingerprint is this code's and it is of the
+        stored history (its last hash is the stored event's at its version); one that is not is
+        ignored and rewritten from the full replay. Raises CorruptEvent.
+        """
         title = codec.title
         game = lifecycle.new_game(game_id, title.name)
-        snap = await self.r.get(self.keys.game(game_id, "snap"))
-        if snap is not None:  # a cache: used only if it decodes and is of the stored history
-            try:
-                cached = msgspec.msgpack.decode(snap, type=lifecycle.Game[title.state_type])
-            except (msgspec.ValidationError, msgspec.DecodeError):
-                cached = None  # e.g. written by an older state type
-            if cached is not None and cached.version > 0:
-                at = await self.read_events(codec, game_id, cached.version, cached.version)
-                if at and at[0].hash == cached.last_hash:
-                    game = cached
+        present = await self.r.exists(self.keys.game(game_id, "snap"))
+        cached = await self.read_snapshot(codec, game_id) if present else None
+        if cached is not None and cached.version > 0:
+            at = await self.read_events(codec, game_id, cached.version, cached.version)
+            if at and at[0].hash == cached.last_hash:
+                game = cached
         tail = await self.read_events(codec, game_id, start=game.version + 1)
-        return lifecycle.fold(title, tail, game)
+        after = lifecycle.fold(title, tail, game)
+        if present and game.version == 0 and after.version > 0:
+            await self.save_snapshot(after)  # the ignored snapshot is rewritten by this code
+        return after
 
     async def read_commands(self, codec: Codec, game_id: str) -> list[tuple[int, int, CommandEnvelope]]:
         """The accepted commands of a game that appended events: ``(version before, version after, envelope)``."""
@@ -152,7 +171,10 @@ class EventStore:
         return bytes.fromhex(raw.decode()) if raw else None
 
     async def save_snapshot(self, game: lifecycle.Game) -> None:
-        await self.r.set(self.keys.game(game.game_id, "snap"), msgspec.msgpack.encode(game))
+        """Store ``game`` as the snapshot, with this code's fingerprint of its title."""
+        fp = lifecycle.snapshot_fingerprint(get_title(game.title))
+        snap = lifecycle.Snapshot(fingerprint=fp, game=msgspec.msgpack.encode(game))
+        await self.r.set(self.keys.game(game.game_id, "snap"), msgspec.msgpack.encode(snap))
 
     async def outcome(self, game_id: str, command_id: str) -> Outcome | None:
         raw = await self.r.get(self.keys.outcome(game_id, command_id))

@@ -290,7 +290,9 @@ return redis.call('XTRIM', KEYS[1], 'MINID', cut)
 # KEYS: 1 deadlines zset, 2 deadline-games hash, 3 log stream
 # ARGV: 1 group, 2 message id, 3 game id, 4 version, 5 n (-1: the game ended), then n pairs
 #       (score, member)
-DEADLINES = r"""
+DEADLINES = CHECK_TYPES + r"""
+local bad = qh_wrong({KEYS[1], 'zset', KEYS[2], 'hash', KEYS[3], 'stream'})
+if bad then return redis.error_reply(bad) end
 local cur = redis.call('HGET', KEYS[2], ARGV[3])
 if cur then
   local bar = string.find(cur, '|', 1, true)

@@ -4,6 +4,7 @@ from services.games import (
     orion_duel,  # noqa: F401
     questeros,  # noqa: F401
     quests_over_coffee,  # noqa: F401
+    reventure_orbtale,  # noqa: F401
 )
 from services.games.questeros import (
     eros,  # noqa: F401  (Ero's Quest, title eros_quest)

@@ -74,7 +74,9 @@ class Title(Generic[S]):
     """The title's ChoicesRevealed subclass (its own tag; ``choices: list[<its ChoiceMade>]``)."""
     upcasters: ClassVar[dict[str, Callable[[dict], dict]]] = {}
     """Upcasters by stored tag: ``fn(old event body as builtins) -> newer body`` (may change the
-    tag). Applied, repeatedly, only to a stored event that no longer decodes as the current union."""
+    tag; one that keeps it returns a current body unchanged). Applied, repeatedly, only to a
+    stored event that no longer decodes as the current union, e.g. one with a renamed field:
+    stored events forbid unknown fields, so without an upcaster it is a ``CorruptEvent``."""
 
     def initial_state(self, options: Any, seats: int) -> S:
         raise NotImplementedError

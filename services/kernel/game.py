@@ -20,6 +20,8 @@ Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 from collections.abc import Iterable
 from typing import Any, Generic, Literal, TypeVar
@@ -107,6 +109,28 @@ class Game(Record, Generic[S]):
     """The last command's undo state, with the game before it (games with an undo option)."""
     choices: secret.PendingChoices | None = None
     """Secret choices made so far for the open simultaneous choice (never shown to others)."""
+
+
+class Snapshot(Record):
+    """A stored snapshot: the fingerprint of the code that wrote it and the game (msgpack).
+
+    A reader uses ``game`` only if ``fingerprint`` equals its own :func:`snapshot_fingerprint`:
+    a snapshot of another state type or rules version is ignored (and rewritten), never mixed in.
+    """
+
+    fingerprint: str
+    game: bytes
+
+
+@functools.lru_cache(maxsize=64)
+def snapshot_fingerprint(title: Title, rules_version: str | None = None) -> str:
+    """Hex SHA-256 (32 chars) of the title's name, rules version (default: the title's own) and
+    the JSON Schema of ``Game[title.state_type]`` (field names, types and defaults): it changes
+    whenever a snapshot written by other code could be misread. Issue 12."""
+    schema = msgspec.json.schema(Game[title.state_type])
+    data = msgspec.json.encode({"title": title.name, "rules_version": title.rules_version if rules_version is None else rules_version,
+                                "state": schema}, order="sorted")
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 def new_game(game_id: str, title: str) -> Game:

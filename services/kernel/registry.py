@@ -70,13 +70,18 @@ class Codec:
         return self.convert_event(raw, game_id=game_id, version=version, _first_error=first)
 
     def upcast(self, body: Any) -> Any:
-        """Apply the title's upcasters to a body (builtins) until its tag has none (at most 16 steps)."""
+        """Apply the title's upcasters to a body (builtins) until its tag has none or the body no
+        longer changes (an upcaster that keeps its tag returns a current body unchanged), at
+        most 16 steps."""
         for _ in range(16):
             tag = body.get("type") if isinstance(body, dict) else None
             fn = self.title.upcasters.get(tag) if tag is not None else None
             if fn is None:
                 return body
-            body = fn(dict(body))
+            new = fn(dict(body))
+            if new == body:
+                return body
+            body = new
         return body
 
     def convert_event(self, obj: Any, *, game_id: str = "?", version: int | None = None, _first_error: str | None = None) -> EventEnvelope:

@@ -103,15 +103,16 @@ async def consume(rd: GroupReader, handle: Handler | None, *, service: str, min_
 
 
 async def _keep_in_hand(rd: GroupReader, in_hand: dict[str, None], every: float, service: str) -> None:
-    """Every ``every`` s, reset the idle time of the entries in hand (errors are logged, not fatal)."""
+    """Every ``every`` s (from one send to the next, so a slow round trip does not stretch the
+    period), reset the idle time of the entries in hand; errors are logged, not fatal."""
     while True:
-        await anyio.sleep(every)
-        if not in_hand:
-            continue
-        try:
-            await rd.touch(list(in_hand))
-        except Exception as exc:
-            log.warning("pending_refresh_failed", service=service, stream=rd.stream, error=str(exc)[:200])
+        started = anyio.current_time()
+        if in_hand:
+            try:
+                await rd.touch(list(in_hand))
+            except Exception as exc:
+                log.warning("pending_refresh_failed", service=service, stream=rd.stream, error=str(exc)[:200])
+        await anyio.sleep(max(0.0, every - (anyio.current_time() - started)))
 
 
 async def _loop(rd: GroupReader, handle: Handler | None, in_hand: dict[str, None], tracker: Tracker, *, service: str,
@@ -147,12 +148,13 @@ async def _loop(rd: GroupReader, handle: Handler | None, in_hand: dict[str, None
                 if trim:
                     await rd.trim_acked(inflight)
             entries = await rd.read()
-            if entries:
+            if entries and "hang_after_read" in faults:  # a stalled process: indexed, never refreshed
                 await tracker.read(rd, entries)
-            if entries and "hang_after_read" in faults:
                 log.warning("fault_hang_after_read", service=service, pending=len(entries))
                 await anyio.sleep_forever()
-            in_hand.update((mid, None) for mid, _ in entries)
+            in_hand.update((mid, None) for mid, _ in entries)  # refreshed from now on
+            if entries:
+                await tracker.read(rd, entries)
             if handle_batch is not None:
                 if entries:
                     await handle_batch(rd, [(mid, fields, 1) for mid, fields in entries])

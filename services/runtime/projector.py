@@ -10,6 +10,12 @@ Every update names the version it brings the game to and is applied only if the 
 applied version is the one it was computed from (compare-and-set), so a redelivered, reclaimed
 or raced log entry changes nothing twice, and a gap is filled from the game's stream.
 ``rebuild`` drops every read model and replays every game through the same code.
+
+A log entry that cannot be applied (e.g. an event no code can read) is retried when it is
+reclaimed; after ``max_failures`` failed tries (recorded in ``<log>:failures``) it is parked in
+``<tag>:log-dead`` with the error (naming game and version) and acknowledged, so it is neither
+retried forever nor holds up the others; the game's read models stay at the last version they
+could reach (metrics ``questhall_projections_parked_total``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from schemas.envelope import (
     SeedRevealed,
 )
 from services.adapters import scripts
+from services.adapters.keys import GAME_ID
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
@@ -78,7 +85,7 @@ class Projector:
 
     def __init__(self, r: Any, settings: Settings, *, consumer: str | None = None, partitions: list[int] | None = None,
                  min_idle_ms: int = 30_000, reap_idle_ms: int = 3_600_000, cache_size: int = 10_000,
-                 faults: set[str] | None = None) -> None:
+                 faults: set[str] | None = None, max_failures: int = 5) -> None:
         self.r = r
         self.settings = settings
         self.keys = settings.keys
@@ -92,7 +99,10 @@ class Projector:
         self.faults = faults or set()
         self._project = r.register_script(scripts.PROJECT)
         self._lobby = r.register_script(scripts.LOBBY)
+        self.max_failures = max_failures
         self.applied = 0
+        self.parked_entries = 0
+        """Log entries parked after ``max_failures`` failed tries."""
         self.beats: dict[str, float] = {}
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -109,13 +119,13 @@ class Projector:
 
     async def _serve(self, rd: GroupReader) -> None:
         async def batch(rd: GroupReader, entries: list[tuple[str, dict, int]]) -> None:
-            await self.apply_batch(rd.stream, [(mid, fields) for mid, fields, _ in entries])
+            await self.apply_batch(rd.stream, entries)
 
         await consume(rd, None, service="projector", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
                       faults=self.faults, beats=self.beats, on_error=self.cache.clear, handle_batch=batch)
 
-    async def apply_batch(self, log_stream: str, entries: list[tuple[str, dict]]) -> None:
-        """Project one read of a partition log: ``[(message id, fields)]``.
+    async def apply_batch(self, log_stream: str, entries: list[tuple[str, dict, int]]) -> None:
+        """Project one read of a partition log: ``[(message id, fields, times delivered)]``.
 
         The entries are grouped by game and coalesced: a game whose cached state is at the
         version just before its first new entry (and chains on it by hash) is projected from the
@@ -125,31 +135,52 @@ class Projector:
         their own slot, in one pipeline before it). A game without a usable cached state, or
         whose script answers a conflict, is brought up to date from its stream
         (:meth:`apply`). A game whose entries cannot be applied is logged and its entries stay
-        pending; it never holds up the others.
+        pending (each failure recorded; parked after ``max_failures``); it never holds up the others.
         """
         by_game: dict[str, list[tuple[str, dict]]] = {}
-        for mid, fields in entries:
+        redelivered = [mid for mid, _, d in entries if d > 1]
+        for mid, fields, _ in entries:
             by_game.setdefault(fields.get(b"g", b"?").decode(errors="replace"), []).append((mid, fields))
         half = "half_pipeline" in self.faults and len(by_game) > 1
         if half:  # test hook: project the batch's first half of games only, then hang (to be killed)
             by_game = dict(list(by_game.items())[:len(by_game) // 2])
-        await self._apply_games(log_stream, by_game)
+        failed = await self._apply_games(log_stream, by_game)
         if half:
             log.warning("fault_half_pipeline", games=len(by_game))
             await anyio.sleep_forever()
+        done = [mid for mid in redelivered if mid not in failed]
+        if done:  # applied after earlier failures: their failure records go
+            await self.r.hdel(self.keys.failures(log_stream), *done)
 
-    async def _apply_games(self, log_stream: str, by_game: dict[str, list[tuple[str, dict]]]) -> None:
-        """Project the entries of a batch, by game (see :meth:`apply_batch`)."""
+    async def _failed(self, log_stream: str, gid: str, rows: list[tuple[str, dict]], exc: Exception) -> None:
+        """Record a failed try of each of a game's entries; park an entry that failed ``max_failures`` times."""
+        log.error("projection_failed", log_stream=log_stream, message_id=rows[-1][0], game_id=gid[:80], exc_info=exc)
+        self.cache.pop(gid, None)
+        fails = self.keys.failures(log_stream)
+        for mid, fields in rows:
+            if await self.r.hincrby(fails, mid, 1) >= self.max_failures:
+                error = f"projection failed {self.max_failures} times: {type(exc).__name__}: {exc}"[:500]
+                p = self.keys.partition(gid) if GAME_ID.match(gid) else int(log_stream.rsplit(":p", 1)[-1].split("}", 1)[0])
+                await self.store.park(stream=log_stream, dead=self.keys.log_dead(p), group=GROUP, msg_id=mid,
+                                      payload=fields.get(b"e", b""), error=error)
+                await self.r.hdel(fails, mid)
+                self.parked_entries += 1
+                log.error("projection_parked", log_stream=log_stream, message_id=mid, game_id=gid[:80],
+                          version=fields.get(b"v", b"?").decode(errors="replace")[:20], error=error)
+
+    async def _apply_games(self, log_stream: str, by_game: dict[str, list[tuple[str, dict]]]) -> set[str]:
+        """Project the entries of a batch, by game (see :meth:`apply_batch`); returns the ids of
+        the entries whose game failed."""
+        failed: set[str] = set()
         steps: list[tuple[str, list[str], lifecycle.Game, Any]] = []
         slow: list[str] = []
         lobby: list[lifecycle.Game] = []
         for gid, rows in by_game.items():
             try:
                 step = self._coalesce(gid, rows, log_stream)
-            except Exception:
-                log.exception("projection_failed", log_stream=log_stream, message_ids=[m for m, _ in rows][:8], game_id=gid[:80])
+            except Exception:  # e.g. a payload no code can read: the stream path decides (and records it)
                 self.cache.pop(gid, None)
-                continue
+                step = None
             if step is None:
                 slow.append(gid)
                 continue
@@ -200,8 +231,9 @@ class Projector:
             except Exception as exc:
                 if is_connection_error(exc):
                     raise
-                log.exception("projection_failed", log_stream=log_stream, message_id=rows[-1][0], game_id=gid[:80])
-                self.cache.pop(gid, None)
+                await self._failed(log_stream, gid, rows, exc)
+                failed.update(m for m, _ in rows)
+        return failed
 
     def _coalesce(self, gid: str, rows: list[tuple[str, dict]], log_stream: str) -> tuple[lifecycle.Game, tuple[list, list], bool] | None:
         """The projection of ``rows`` (one game's entries of a batch) from the cached state and the

@@ -24,7 +24,7 @@ from services.kernel.runner import LocalGame
 
 CASES = [("questeros", 3, {}), ("orion_duel", 2, {}), ("orion_duel", 2, {"setup": "manual"}),
          ("quests_over_coffee", 1, {}), ("quests_over_coffee", 2, {"mode": "coop", "companions": True, "environments": True}),
-         ("eros_quest", 1, {}), ("fate_deck", 4, {})]
+         ("eros_quest", 1, {}), ("fate_deck", 4, {}), ("reventure_orbtale", 3, {})]
 
 
 @pytest.mark.parametrize(("title", "seats", "options"), CASES)
@@ -39,7 +39,7 @@ def test_every_legal_command_round_trips_and_views_render_short(title, seats, op
         game = g.game
         if game.status != "active":
             break
-        seat = t.to_move(game.rules)[0]
+        seat = lifecycle.to_move(t, game)[0]
         env = lifecycle.view(t, game, seat)
         env_d = msgspec.to_builtins(env)
         legal = t.legal_commands(game.rules, seat)
@@ -74,3 +74,18 @@ def test_grammar_shortcuts_and_helpful_errors():
             parse(title, text, view, 0)
     for t in ("questeros", "orion_duel", "quests_over_coffee", "eros_quest", "fate_deck"):
         assert "help" in help_text(t) and len(help_text(t)) < 1500
+
+
+def test_orbtale_grammar_shortcuts_and_errors():
+    from schemas.reventure_orbtale import Attack, Organize, PickHero, Skip
+    from schemas.reventure_orbtale import PlayCard as OrbPlay
+
+    assert parse("reventure_orbtale", "pick the mimic") == PickHero(hero="the_mimic")
+    assert parse("reventure_orbtale", "hand sword1 orb_life discard map1") == Organize(hand=["sword1", "orb_life"], discard=["map1"])
+    assert parse("reventure_orbtale", "attack seat2") == Attack(target=2)
+    assert parse("reventure_orbtale", "skip") == Skip()
+    assert parse("reventure_orbtale", "play shield3") == OrbPlay(card="shield3")
+    for text, needle in [("pick nobody", "No hero"), ("play sword99", "No card"), ("attack", "attack SEAT"), ("dance", "try pick")]:
+        with pytest.raises(ChatError, match=needle):
+            parse("reventure_orbtale", text)
+    assert "help" in help_text("reventure_orbtale") and len(help_text("reventure_orbtale")) < 1500

@@ -10,7 +10,8 @@ import pytest
 from services.sdk import Gateway, play_bot_game
 
 CASES = [("questeros", 2, {}), ("questeros", 3, {}), ("orion_duel", 2, {}), ("quests_over_coffee", 1, {}),
-         ("quests_over_coffee", 2, {"mode": "coop"}), ("eros_quest", 1, {}), ("fate_deck", 3, {})]
+         ("quests_over_coffee", 2, {"mode": "coop"}), ("eros_quest", 1, {}), ("fate_deck", 3, {}),
+         ("reventure_orbtale", 4, {"chapter_limit": 6})]
 
 
 @pytest.mark.parametrize(("title", "seats", "options"), CASES, ids=[f"{t}-{s}" for t, s, _ in CASES])

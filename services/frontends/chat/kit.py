@@ -12,11 +12,18 @@ from typing import Any
 
 from schemas.base import Command
 from schemas.envelope import AbandonGame
-from services.frontends.chat import eros_quest, fate_deck, orion_duel, questeros, quests_over_coffee
+from services.frontends.chat import (
+    eros_quest,
+    fate_deck,
+    orion_duel,
+    questeros,
+    quests_over_coffee,
+    reventure_orbtale,
+)
 from services.frontends.chat.common import ChatError
 
 GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "quests_over_coffee": quests_over_coffee,
-                             "eros_quest": eros_quest, "fate_deck": fate_deck}
+                            "eros_quest": eros_quest, "fate_deck": fate_deck, "reventure_orbtale": reventure_orbtale}
 ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
 COMMON_HELP = ("Also: help, moves (your legal moves), hint (a bot's suggestion), view, start, "
                "abandon, quit.")
