@@ -39,5 +39,6 @@ schemas: install ## JSON Schema files and the gateway's openapi.json for client 
 scenarios: install ## play every scenario file (TOML and JSON) through the real bus
 	$(BIN)/questhall scenario run $(wildcard scenarios/*/*.toml scenarios/*/*.json)
 
-clean:
-	rm -rf $(VENV) .questhall .pytest_cache .hypothesis .ruff_cache
+clean: ## remove .venv, .questhall (embedded Valkey data: demo/serve games), caches and build leftovers
+	rm -rf $(VENV) .questhall .pytest_cache .hypothesis .ruff_cache *.egg-info build
+	find . -name __pycache__ -type d -not -path './.git/*' -prune -exec rm -rf {} +
