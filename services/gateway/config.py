@@ -16,13 +16,17 @@ variable                       meaning                                          
 ``QUESTHALL_RATE_PER_SEAT``    commands per seat per ``QUESTHALL_RATE_WINDOW``        30
 ``QUESTHALL_RATE_WINDOW``      rate window, seconds                                   1
 ``QUESTHALL_COMMAND_TIMEOUT``  seconds a submit waits for the outcome                 10
+``QUESTHALL_MAX_IN_FLIGHT``    commands one gateway process waits for at once; a      2000
+                               submit beyond it is refused at once with ``503
+                               overloaded`` + ``Retry-After`` (socket: close 1013)
+``QUESTHALL_REDIS_CONNECTIONS`` the gateway process's Redis connection pool (a         48
+                               blocking pool: requests beyond it wait for one)
 ``QUESTHALL_ADMIT_CREATES``    creates per client address per minute (429)            30
 ``QUESTHALL_ADMIT_JOINS``      joins per client address per minute (429)              60
 ``QUESTHALL_ADMIT_STARTS``     starts per seat token per minute (429)                 10
 ``QUESTHALL_AUDIT_RATE``       public audits per client address per minute (429)      10
 ``QUESTHALL_WS_PER_ADDRESS``   open sockets per client address (close 4429)           200
 ``QUESTHALL_WS_MAX``           open sockets per gateway process (close 4429)          10000
-``QUESTHALL_REDIS_POOL``       Redis connections of the gateway (503 when exhausted)  12000
 ``QUESTHALL_READ_WAIT``        seconds a read with ``min_version`` waits (504)        5
 =============================  =====================================================  =========
 """
@@ -58,13 +62,16 @@ class GatewayConfig:
     rate_per_seat: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_RATE_PER_SEAT", "30")))
     rate_window: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_RATE_WINDOW", "1")))
     command_timeout: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_COMMAND_TIMEOUT", "10")))
+    max_in_flight: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_MAX_IN_FLIGHT", "2000")))
+    """Commands waited for at once (the bus is saturated when outcomes come slower than commands)."""
+    redis_connections: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_REDIS_CONNECTIONS", "48")))
+    """Size of the process's Redis pool (sockets and waiting commands hold none)."""
     admit_creates: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_ADMIT_CREATES", "30")))
     admit_joins: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_ADMIT_JOINS", "60")))
     admit_starts: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_ADMIT_STARTS", "10")))
     audit_rate: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_AUDIT_RATE", "10")))
     ws_per_address: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_WS_PER_ADDRESS", "200")))
     ws_max: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_WS_MAX", "10000")))
-    redis_pool: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_REDIS_POOL", "12000")))
     read_wait: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_READ_WAIT", "5")))
     generated_key: bool = False
     """True when no token key was configured and a random one was generated at start."""

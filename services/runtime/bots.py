@@ -28,7 +28,7 @@ import structlog
 from schemas.envelope import CommandEnvelope, ViewEnvelope
 from services.adapters.redis_store import CommandBus, GroupReader, Settings
 from services.kernel import get_title
-from services.runtime.consumer import consume, consumer_name, retry_connection
+from services.runtime.consumer import consumer_name, serve_log_group
 
 log = structlog.get_logger("questhall.bots")
 
@@ -44,6 +44,18 @@ def bot_command_id(seat: int, version: int) -> str:
 def bot_rng(game_id: str, seat: int, version: int) -> random.Random:
     """The bot's random source for one decision: the same view, the same choice."""
     return random.Random(f"{game_id}:{seat}:{version}")
+
+
+def bot_move(title: Any, env: ViewEnvelope, game_id: str) -> tuple[str, Any] | None:
+    """The move of the bot playing ``env.seat`` on that seat's view: ``(command id, command)``,
+    or None if the seat is no bot seat or the game does not wait for it. Pure and deterministic."""
+    seat = env.seat
+    if seat is None or env.view is None or seat not in env.to_move:
+        return None
+    name = env.bots[seat] if seat < len(env.bots) else None
+    if not name or name not in title.bots:
+        return None
+    return bot_command_id(seat, env.version), title.bots[name](env.view, seat, bot_rng(game_id, seat, env.version))
 
 
 class Bots:
@@ -69,18 +81,9 @@ class Bots:
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Play bot seats on every partition until cancelled (waits for Redis)."""
-        readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
-        for rd in readers:
-            await retry_connection(rd.ensure_group)
-        log.info("bots_started", consumer=self.consumer, partitions=len(readers))
-        async with anyio.create_task_group() as tg:
-            for rd in readers:
-                tg.start_soon(self._serve, rd)
-            task_status.started()
-
-    async def _serve(self, rd: GroupReader) -> None:
-        await consume(rd, self._entry, service="bots", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
-                      faults=set(), beats=self.beats, on_error=lambda: None)
+        await serve_log_group(self.r, self.settings, self.partitions, GROUP, self.consumer, self._entry, service="bots",
+                              min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms, beats=self.beats,
+                              task_status=task_status)
 
     async def _entry(self, rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
         gid = fields[b"g"].decode()
@@ -115,13 +118,13 @@ class Bots:
             if seat_raw is None:
                 return False
             env = msgspec.json.decode(seat_raw, type=ViewEnvelope[title.view_type])
-            if seat not in env.to_move or env.view is None:
+            move = bot_move(title, env, game_id)
+            if move is None:
                 continue
-            cid = bot_command_id(seat, env.version)
+            cid, cmd = move
             key = f"{game_id}/{cid}"
             if key in self.recent:
                 continue
-            cmd = title.bots[name](env.view, seat, bot_rng(game_id, seat, env.version))
             out = await self.bus.submit(CommandEnvelope(command_id=cid, game_id=game_id, title=title_name, body=cmd,
                                                         seat=seat, player=env.seats[seat].name,
                                                         expected_version=env.version), self.outcome_timeout)
