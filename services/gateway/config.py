@@ -13,6 +13,9 @@ variable                       meaning                                          
 ``QUESTHALL_RATE_PER_SEAT``    commands per seat per ``QUESTHALL_RATE_WINDOW``        30
 ``QUESTHALL_RATE_WINDOW``      rate window, seconds                                   1
 ``QUESTHALL_COMMAND_TIMEOUT``  seconds a submit waits for the outcome                 10
+``QUESTHALL_CORS_ORIGINS``     comma-separated origins allowed by CORS (browser apps   unset
+                               on another origin), e.g. ``https://app.example``;
+                               ``*`` for any; unset: no CORS headers
 =============================  =====================================================  =========
 """
 
@@ -40,6 +43,9 @@ class GatewayConfig:
     rate_per_seat: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_RATE_PER_SEAT", "30")))
     rate_window: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_RATE_WINDOW", "1")))
     command_timeout: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_COMMAND_TIMEOUT", "10")))
+    cors_origins: tuple[str, ...] = field(default_factory=lambda: tuple(
+        o.strip() for o in os.environ.get("QUESTHALL_CORS_ORIGINS", "").split(",") if o.strip()))
+    """Origins allowed by CORS (``*``: any); empty: no CORS headers are sent."""
     generated_key: bool = False
     """True when no key was configured and a random one was generated at start."""
 
