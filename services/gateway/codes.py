@@ -23,7 +23,7 @@ GATEWAY_CODES: dict[str, int] = {
     "game_not_over": 409, "no_open_seat": 409,
     "body_too_large": 413, "unsupported_media_type": 415,
     "rate_limited": 429,
-    "internal_error": 500, "unavailable": 503, "outcome_timeout": 504,
+    "internal_error": 500, "unavailable": 503, "overloaded": 503, "outcome_timeout": 504,
     # WebSocket-only (WsError / WsOutcome; docs/gateway.md "WebSocket protocol")
     "bad_message": 400, "read_only": 403,
 }
