@@ -96,12 +96,16 @@ class CommandRequest(Request, Generic[B]):
 
 
 class CommandAccepted(Record):
-    """The command was accepted: the game is now at ``version`` (``events`` appended)."""
+    """The command was accepted: the game is now at ``version`` (``events`` appended).
+
+    With ``dry_run`` (``POST .../commands?dry_run=true``): it would be accepted at ``version``;
+    nothing was appended (``events`` 0)."""
 
     command_id: str
     game_id: str
     version: int
     events: int
+    dry_run: bool = False
 
 
 class ErrorBody(Record):

@@ -141,10 +141,14 @@ async def start_game(game_id: str, seat: int, gw: GatewayService, authorization:
 
 @post("/games/{game_id:str}/seats/{seat:int}/commands", status_code=200, security=SEAT_AUTH,
       responses=_errors(401, 403, 404, 409, 422, 429, 504),
-      summary="Submit a command as the seat; waits for the outcome")
+      summary="Submit a command as the seat; waits for the outcome (dry_run=true: decide only, append nothing)")
 async def submit_command(game_id: str, seat: int, data: CommandRequest[AnyCommand], gw: GatewayService,
-                         authorization: AuthHeader = None) -> CommandAccepted:
+                         authorization: AuthHeader = None,
+                         dry_run: Annotated[bool, Parameter(description="Only answer whether the command would be "
+                                                            "accepted now; nothing is appended")] = False) -> CommandAccepted:
     claims = await gw.seat_claims(_bearer(authorization), game_id, seat)
+    if dry_run:
+        return await gw.dry_run(claims, data.command, data.command_id, data.expected_version)
     return await gw.command(claims, data.command, data.command_id, data.expected_version)
 
 

@@ -51,7 +51,7 @@ unknown_bot unknown_command unknown_tile wrong_choice wrong_phase wrong_title
 bad_dice bad_die bad_payer companion_already dice_already_chosen environment_already_swapped
 help_limit_reached no_active_quest no_companion_left no_environment_left no_trade_spot
 not_a_response_item not_enough_money not_offered not_rolled_yet quest_in_progress
-shop_order_chosen slot_empty slot_is_trade trade_used hero_not_offered not_in_reserve unknown_card
+shop_order_chosen slot_empty slot_is_trade trade_used hero_not_offered not_in_reserve unknown_card busy chance_unhonoured
 """.split())
 """Rule rejection codes (409, or 422 for the malformed-command ones)."""
 

@@ -282,6 +282,48 @@ class GatewayService:
         out = await self.submit(title, claims.g, StartGame(), claims.s, player=claims.n)
         return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events)
 
+    async def dry_run(self, claims: tokens.SeatClaims, body: Command, client_id: str | None,
+                      expected_version: int | None) -> CommandAccepted:
+        """Decide ``body`` as the token's seat on the game's current state and append nothing.
+
+        Accepted: ``CommandAccepted`` with ``dry_run`` true, ``version`` the version it was
+        decided at and ``events`` 0 (what it would append is not told: a dry run can be repeated
+        without consequence, and an event count could hint at a chance draw). Refused: the same
+        ApiError as :meth:`command` (409/422 with the code). Counts against the seat's rate
+        limit. The game's rules run here as in the audit (``services.kernel.game.decide`` with
+        the game's own chance), not a copy of them.
+        """
+        from services.adapters.redis_store import EventStore
+        from services.kernel import codec, get_title
+        from services.kernel import game as lifecycle
+        from services.kernel.errors import ChanceExhausted, Rejection
+
+        title = await self.title_of(claims.g)
+        await self.rate_check(claims.g, claims.s)
+        if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
+            raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+        client_id = client_id or new_id("d")
+        c = codec(title)
+        try:  # as the worker decodes it: another title's command is bad_command
+            body = c.decode_command_body(msgspec.msgpack.encode(body))
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ApiError(422, "bad_command", f"The command body is invalid: {exc}."[:300], command_id=client_id) from None
+        store = EventStore(self.r, self.settings)
+        game = await store.load(c, claims.g)
+        seed = await store.seed(claims.g) or b"\0" * 32
+        now = int(time.time() * 1000)
+        env = CommandEnvelope(command_id=f"s{claims.s}:{client_id}", game_id=claims.g, title=title, body=body,
+                              seat=claims.s, player=claims.n, expected_version=expected_version, issued_at=now,
+                              received_at=now)
+        try:
+            lifecycle.decide(get_title(title), game, env, lifecycle.chance_for(game, seed), seed)
+        except Rejection as rej:
+            raise rejection_error(Rejected(command_id=client_id, game_id=claims.g, code=rej.code, message=rej.message,
+                                           version=game.version), client_id) from None
+        except ChanceExhausted:  # not with the seeded chance; kept total
+            raise ApiError(409, "chance_unhonoured", "The command's chance could not be drawn.", command_id=client_id) from None
+        return CommandAccepted(command_id=client_id, game_id=claims.g, version=game.version, events=0, dry_run=True)
+
     async def command(self, claims: tokens.SeatClaims, body: Command, client_id: str | None,
                       expected_version: int | None) -> CommandAccepted:
         """Submit ``body`` as the token's seat (rate-limited). Raises ApiError (see :meth:`submit`)."""

@@ -74,7 +74,7 @@ def _source_codes() -> set[str]:
                 continue
             fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             first = node.args[0] if node.args else None
-            if fn in ("Rejection", "_no") and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            if fn in ("Rejection", "_no", "refuse") and isinstance(first, ast.Constant) and isinstance(first.value, str):
                 found.add(first.value)
             elif fn == "ApiError" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
                 found.add(node.args[1].value)
