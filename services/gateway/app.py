@@ -37,6 +37,7 @@ from schemas.gateway import (
     LobbyPage,
     RebuildReply,
     SeatGrant,
+    TitleDetail,
     TitleInfo,
 )
 from services.adapters.redis_store import Settings, connect
@@ -86,6 +87,12 @@ def _json(raw: bytes, status: int = 200) -> Response[bytes]:
 @get("/titles", responses=_errors(), summary="List titles with their seat counts and option defaults")
 async def list_titles(gw: GatewayService) -> list[TitleInfo]:
     return gw.title_infos
+
+
+@get("/titles/{title:str}", responses=_errors(404),
+     summary="A title's content: card texts, tile shapes, boards, option schemas, bots")
+async def title_detail(title: str, gw: GatewayService) -> Response[TitleDetail]:
+    return _json(gw.title_detail(title))
 
 
 @post("/games", status_code=201, responses=_errors(404, 409, 422, 504), summary="Create a game")
@@ -356,7 +363,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
             await gw.r.aclose()
 
     v1 = Router(path="/v1", route_handlers=[
-        list_titles, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
+        list_titles, title_detail, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
         public_game_audit, public_game_bundle,
         start_game, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
     ])

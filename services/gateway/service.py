@@ -17,7 +17,7 @@ from redis.exceptions import ResponseError
 
 from schemas.base import Command
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, Rejected, StartGame
-from schemas.gateway import CommandAccepted, GameCreatedReply, LobbyGame, SeatGrant, TitleInfo
+from schemas.gateway import CommandAccepted, GameCreatedReply, LobbyGame, SeatGrant, TitleDetail, TitleInfo
 from services.adapters.client import new_id
 from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import CommandBus, Settings, decode_outcome
@@ -94,11 +94,22 @@ class GatewayService:
         self.changes = ChangeFeed(r, self.keys)
         """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
         self._titles: OrderedDict[str, str] = OrderedDict()
+        self._details: dict[str, bytes] = {}
         self.title_infos = [
             TitleInfo(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
                       rules_version=t.rules_version, options=msgspec.to_builtins(t.options_type()))
             for _, t in sorted(all_titles().items())
         ]
+
+    def title_detail(self, name: str) -> bytes:
+        """The :class:`TitleDetail` of ``name`` as JSON (built once, then cached; at most one
+        per registered title). Raises ApiError 404 ``unknown_title``."""
+        if name not in all_titles():
+            raise ApiError(404, "unknown_title", f"There is no title {name!r}; see GET /v1/titles.")
+        raw = self._details.get(name)
+        if raw is None:
+            raw = self._details[name] = msgspec.json.encode(title_detail(name))
+        return raw
 
     # -- identity ------------------------------------------------------------------------------
 
@@ -411,6 +422,34 @@ class GatewayService:
         for group, n in groups.items():
             self.metrics.group_lag.labels(group=group).set(n)
         self.metrics.projection_lag.set(groups.get("projector", 0))
+
+
+def content_files(package: str) -> dict[str, Any]:
+    """The content files (``content/*.toml``) of a title's package, or of the nearest enclosing
+    package that has them (Ero's Quest and Fate Deck share Questeros' deck), as JSON-ready data."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    parts = package.split(".")
+    while parts:
+        d = Path(importlib.import_module(".".join(parts)).__file__).parent / "content"
+        if d.is_dir():
+            return {p.stem: tomllib.loads(p.read_text()) for p in sorted(d.glob("*.toml"))}
+        parts.pop()
+    return {}
+
+
+def title_detail(name: str) -> TitleDetail:
+    """The :class:`TitleDetail` of a registered title (no game rule: its declared data and files)."""
+    from schemas.envelope import LifecycleOptions
+
+    t = all_titles()[name]
+    return TitleDetail(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
+                       rules_version=t.rules_version, options=msgspec.to_builtins(t.options_type()),
+                       options_schema=msgspec.json.schema(t.options_type),
+                       lifecycle_options_schema=msgspec.json.schema(LifecycleOptions),
+                       bots=sorted(t.bots), content=content_files(type(t).__module__))
 
 
 def _lobby_game(gid: str, h: dict) -> LobbyGame:

@@ -220,3 +220,29 @@ def test_openapi_typescript_generates_short_names(tmp_path, doc):
         assert f"export type Schema{name} " in ts, name
     # the discriminated command union is a TypeScript union of the title's command types
     assert 'components["schemas"]["QuesterosBid"]' in ts
+
+
+def test_title_content_served_for_every_title(gateway):
+    listed = httpx.get(f"{gateway.url}/v1/titles", timeout=10).json()
+    assert {t["name"] for t in listed} == set(titles())
+    for t in listed:
+        d = httpx.get(f"{gateway.url}/v1/titles/{t['name']}", timeout=10)
+        assert d.status_code == 200, (t["name"], d.text[:200])
+        d = d.json()
+        assert {k: d[k] for k in t} == t  # the list entry, and more
+        assert set(d["bots"]) == set(titles()[t["name"]].bots)
+        opts = jsonschema_rs.validator_for(d["options_schema"])
+        assert opts.is_valid(d["options"])
+        assert jsonschema_rs.validator_for(d["lifecycle_options_schema"]).is_valid({"clock": "move", "move_seconds": 30})
+        if type(titles()[t["name"]]).__module__.startswith("services.games"):
+            assert d["content"], t["name"]
+    orion = httpx.get(f"{gateway.url}/v1/titles/orion_duel", timeout=10).json()["content"]
+    assert {"board", "tiles", "setups"} <= set(orion)
+    tiles = json.dumps(orion["tiles"])
+    assert "triangle" in tiles and "hexes" in tiles
+    q = httpx.get(f"{gateway.url}/v1/titles/questeros", timeout=10).json()["content"]
+    assert "deck" in q
+    assert not jsonschema_rs.validator_for(
+        httpx.get(f"{gateway.url}/v1/titles/orion_duel", timeout=10).json()["options_schema"]).is_valid({"setup": 7})
+    missing = httpx.get(f"{gateway.url}/v1/titles/no_such_title", timeout=10)
+    assert missing.status_code == 404 and missing.json()["code"] == "unknown_title"
