@@ -17,7 +17,14 @@ from redis.exceptions import ResponseError
 
 from schemas.base import Command
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, Rejected, StartGame
-from schemas.gateway import CommandAccepted, GameCreatedReply, LobbyGame, SeatGrant, TitleDetail, TitleInfo
+from schemas.gateway import (
+    CommandAccepted,
+    GameCreatedReply,
+    LobbyGame,
+    SeatGrant,
+    TitleDetail,
+    TitleInfo,
+)
 from services.adapters.client import new_id
 from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import CommandBus, Settings, decode_outcome

@@ -17,7 +17,13 @@ from typing import Any
 
 from schemas.orion_duel import MatchGame, OrionView, PlaceTile, TilePlacements
 from services.games.orion_duel.geometry import BOARD, CELLS, TILE_IDS
-from services.games.orion_duel.rules import OrionState, conditions_of, groups, legal_commands, placements
+from services.games.orion_duel.rules import (
+    OrionState,
+    conditions_of,
+    groups,
+    legal_commands,
+    placements,
+)
 
 
 def compact_placements(state: OrionState, seat: int) -> list[TilePlacements]:
