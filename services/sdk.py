@@ -265,8 +265,10 @@ class SeatClient:
         return await self.gw.request("GET", f"/games/{self.game_id}/head")
 
     async def submit(self, command: Command | dict, command_id: str | None = None,
-                     expected_version: int | None = None) -> CommandAccepted:
+                     expected_version: int | None = None, *, dry_run: bool = False) -> CommandAccepted:
         """Submit a command as this seat; waits for the outcome. Raises GatewayError if refused.
+
+        ``dry_run``: only ask whether it would be accepted now (nothing is appended).
 
         With a seat key the command is signed at ``expected_version``; without one given, at the
         game's current head (``GET /games/{id}/head``), remembered per command id so that a retry
@@ -291,8 +293,9 @@ class SeatClient:
             if self.key is not None:
                 body["signature"] = self.sign(body["command"], version)
             try:
-                out = msgspec.convert(await self.gw.request("POST", f"{self.path}/commands", token=self.token, body=body),
-                                      CommandAccepted)
+                params = {"dry_run": "true"} if dry_run else None
+                out = msgspec.convert(await self.gw.request("POST", f"{self.path}/commands", token=self.token, body=body,
+                                                            params=params), CommandAccepted)
             except GatewayError as exc:
                 if exc.version is not None:
                     self.version = max(self.version, exc.version)

@@ -28,6 +28,9 @@ variable                       meaning                                          
 ``QUESTHALL_WS_PER_ADDRESS``   open sockets per client address (close 4429)           200
 ``QUESTHALL_WS_MAX``           open sockets per gateway process (close 4429)          10000
 ``QUESTHALL_READ_WAIT``        seconds a read with ``min_version`` waits (504)        5
+``QUESTHALL_CORS_ORIGINS``     comma-separated origins allowed by CORS (browser apps   unset
+                               on another origin), e.g. ``https://app.example``;
+                               ``*`` for any; unset: no CORS headers
 =============================  =====================================================  =========
 """
 
@@ -73,6 +76,9 @@ class GatewayConfig:
     ws_per_address: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_WS_PER_ADDRESS", "200")))
     ws_max: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_WS_MAX", "10000")))
     read_wait: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_READ_WAIT", "5")))
+    cors_origins: tuple[str, ...] = field(default_factory=lambda: tuple(
+        o.strip() for o in os.environ.get("QUESTHALL_CORS_ORIGINS", "").split(",") if o.strip()))
+    """Origins allowed by CORS (``*``: any); empty: no CORS headers are sent."""
     generated_key: bool = False
     """True when no token key was configured and a random one was generated at start."""
     generated_receipt_key: bool = False
