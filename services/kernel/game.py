@@ -314,6 +314,7 @@ def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout,
     if lopts.on_timeout == "bot" and not (body.seat < len(game.bots) and game.bots[body.seat]):
         bot = lopts.timeout_bot or _first_bot(title)
         events.append(SeatBotted(seat=body.seat, bot=bot, reason=f"The seat timed out: {reason[0].lower()}{reason[1:]}"))
+    recorded = len(events)
     move = title.default_move(game.rules, body.seat)
     if move is not None:
         try:
@@ -323,7 +324,10 @@ def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout,
                 events += title.decide(game.rules, body.seat, move, chance)
         except Rejection:  # a title whose default move is not legal: only the timeout is recorded
             pass
-    return events + _after(title, game, events, seed, body.seat, d.at, timed_out=True, absent=absent)
+    # A timeout that played nothing leaves the seat without a deadline until the game changes:
+    # else an absent seat (or an empty bank) would fall due again at once, without end.
+    return events + _after(title, game, events, seed, body.seat, d.at, timed_out=True, absent=absent,
+                           idle=len(events) == recorded)
 
 
 def forfeit(title: Title, game: Game, seat: int, reason: str, seed: bytes) -> list[Event]:
@@ -337,7 +341,8 @@ def forfeit(title: Title, game: Game, seat: int, reason: str, seed: bytes) -> li
 
 
 def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: int | None, now: int, *,
-           timed_out: bool = False, absent: list[int] | None = None, fresh: bool = False) -> list[Event]:
+           timed_out: bool = False, absent: list[int] | None = None, fresh: bool = False,
+           idle: bool = False) -> list[Event]:
     """What the lifecycle appends after a command's events: the finish (result and seed), or the
     clocks if they changed."""
     if not events:
@@ -353,7 +358,7 @@ def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: in
     lopts = lifecycle_options(g.options)
     base = msgspec.structs.replace(g.clock, deadlines=()) if fresh else g.clock  # after an undo: new deadlines
     new = clocks.advance(lopts, base, to_move(title, g), actor, now, game.version + len(events) + 1,
-                         timed_out=timed_out, absent=absent or ())
+                         timed_out=timed_out, absent=absent or (), idle=idle)
     return [clocks.event(new)] if new != g.clock else []
 
 
