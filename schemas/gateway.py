@@ -61,10 +61,13 @@ class GameCreatedReply(Record):
 class JoinRequest(Request):
     """Take a seat. ``seat`` None: the lowest open seat."""
 
-    name: str
+    name: str = ""
+    """The player's name (1-40 printable characters; default ``<bot> bot`` for a bot seat)."""
     seat: int | None = None
     client_seed: str = ""
     """Optional hex (<= 64 digits) mixed into the game's chance."""
+    bot: str = ""
+    """A named bot of the title (``GET /titles``): the server's bot service plays the seat."""
     command_id: str | None = None
     """For an idempotent retry of the same join (keep it secret: it returns the token again)."""
 

@@ -192,22 +192,126 @@ def clock(partitions: Annotated[str, typer.Option(help="Partitions to serve (def
 
 
 @app.command()
+def bots(partitions: Annotated[str, typer.Option(help="Partitions to serve (default all).")] = "",
+         min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
+         health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
+    """Run the bot service: plays every bot seat from its own view, through the bus (group ``bots``)."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.runtime.bots import GROUP, Bots
+
+    url = _url()
+    s = _settings(url)
+
+    async def main() -> None:
+        r = connect(url)
+        b = Bots(r, s, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms)
+        if health_port:
+            _health(b, "bots", [s.keys.log(p) for p in b.partitions], GROUP, url, health_port)
+        await b.run()
+
+    _run_until_stopped(main)
+
+
+def _notifier_config() -> Any:
+    """The notifier's configuration from the environment, or None if no webhook URL is set."""
+    from services.runtime.notifier import NotifierConfig
+
+    urls = [u.strip() for u in os.environ.get("QUESTHALL_WEBHOOK_URLS", "").split(",") if u.strip()]
+    secret = os.environ.get("QUESTHALL_WEBHOOK_SECRET", "")
+    if not urls:
+        return None
+    if len(secret) < 16:
+        err.print("QUESTHALL_WEBHOOK_SECRET must be set (at least 16 characters) to sign webhooks.")
+        raise typer.Exit(2)
+    return NotifierConfig(secret=secret.encode(), webhook_urls=urls,
+                          soon_ms=int(os.environ.get("QUESTHALL_WEBHOOK_SOON_MS", "60000")),
+                          max_attempts=int(os.environ.get("QUESTHALL_WEBHOOK_ATTEMPTS", "8")))
+
+
+@app.command()
+def notifier(partitions: Annotated[str, typer.Option(help="Partitions to serve (default all).")] = "",
+             min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
+             health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
+    """Run the notifier: signed webhooks (your turn, deadline soon, game over) to
+    QUESTHALL_WEBHOOK_URLS and each game's own URLs (group ``notifier``; docs/gateway.md)."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.runtime.notifier import GROUP, Notifier, NotifierConfig
+
+    cfg = _notifier_config()
+    if cfg is None:  # per-game URLs only
+        secret = os.environ.get("QUESTHALL_WEBHOOK_SECRET", "")
+        if len(secret) < 16:
+            err.print("QUESTHALL_WEBHOOK_SECRET must be set (at least 16 characters) to sign webhooks.")
+            raise typer.Exit(2)
+        cfg = NotifierConfig(secret=secret.encode())
+    url = _url()
+    s = _settings(url)
+
+    async def main() -> None:
+        r = connect(url)
+        n = Notifier(r, s, cfg, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms)
+        if health_port:
+            _health(n, "notifier", [s.keys.log(p) for p in n.partitions], GROUP, url, health_port)
+        await n.run()
+
+    _run_until_stopped(main)
+
+
+MAX_GAME_WEBHOOKS = 8
+
+
+@app.command()
+def webhook(game_id: Annotated[str, typer.Argument(help="The game.")],
+            url: Annotated[str, typer.Argument(help="An http(s) URL to notify about this game.")],
+            remove: Annotated[bool, typer.Option(help="Remove the URL instead.")] = False) -> None:
+    """Add (or remove) a webhook URL of one game (at most 8; kept beside the game, never in its events)."""
+    from urllib.parse import urlparse
+
+    from services.adapters.keys import GAME_ID
+    from services.adapters.redis_store import connect
+
+    u = urlparse(url)
+    if not GAME_ID.match(game_id) or u.scheme not in ("http", "https") or not u.netloc or len(url) > 500:
+        err.print("A webhook needs a game id and an http(s) URL of at most 500 characters.")
+        raise typer.Exit(2)
+    s = _settings(_url())
+
+    async def main() -> None:
+        r = connect(s.url)
+        key = s.keys.game(game_id, "webhooks")
+        if remove:
+            await r.srem(key, url)
+        elif await r.scard(key) >= MAX_GAME_WEBHOOKS and not await r.sismember(key, url):
+            err.print(f"Game {game_id} already has {MAX_GAME_WEBHOOKS} webhook URLs.")
+            raise typer.Exit(2)
+        else:
+            await r.sadd(key, url)
+        await r.aclose()
+
+    anyio.run(main)
+
+
+@app.command()
 def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1",
           port: Annotated[int, typer.Option(help="Gateway port (0: a free one).")] = 8000,
           gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
-    """Run every title's worker, the projector, the clock and the gateway in one process (embedded Valkey unless REDIS_URL)."""
+    """Run every title's worker, the projector, the clock, the bot service, the notifier (when
+    QUESTHALL_WEBHOOK_URLS is set) and the gateway in one process (embedded Valkey unless REDIS_URL)."""
     logs.configure()
     from services.runtime.serve import services_running
 
+    extra = {"clock": True, "bots": True, "notifier": _notifier_config()}
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
             if gateway:
                 from services.gateway.server import gateway_running
 
-                async with gateway_running(_settings(url), host=host, port=port, service_kwargs={"clock": True}) as bound:
+                async with gateway_running(_settings(url), host=host, port=port, service_kwargs=extra) as bound:
                     err.print(f"Serving on {url}; gateway on http://{host}:{bound} (OpenAPI at /schema); Ctrl-C to stop.")
                     await anyio.sleep_forever()
-            async with services_running(_settings(url), clock=True):
+            async with services_running(_settings(url), **extra):
                 err.print(f"Serving on {url}; Ctrl-C to stop.")
                 await anyio.sleep_forever()
 

@@ -106,10 +106,13 @@ class Gateway:
             body["game_id"] = game_id
         return msgspec.convert(await self.request("POST", "/games", body=body), GameCreatedReply)
 
-    async def join(self, game_id: str, name: str, seat: int | None = None, client_seed: str = "",
-                   command_id: str | None = None) -> SeatClient:
-        """Take a seat (None: the lowest open one); returns its SeatClient with the token."""
+    async def join(self, game_id: str, name: str = "", seat: int | None = None, client_seed: str = "",
+                   command_id: str | None = None, bot: str = "") -> SeatClient:
+        """Take a seat (None: the lowest open one); returns its SeatClient with the token.
+        ``bot``: seat one of the title's named bots instead, played by the server's bot service."""
         body: dict[str, Any] = {"name": name, "client_seed": client_seed}
+        if bot:
+            body["bot"] = bot
         if seat is not None:
             body["seat"] = seat
         if command_id:

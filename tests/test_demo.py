@@ -21,4 +21,6 @@ def test_demo_plays_every_title_and_every_check_holds(redis_url):
     for name in shipped:
         row = next(line for line in text.splitlines() if line.startswith("│") and line.strip("│ ").startswith(name))
         assert row.count("verified") >= 2, row
+        cells = [c.strip() for c in row.strip().strip("│").split("│")]
+        assert cells[3] == "2", row  # the server played a bot-seat game and an absent-seat game alone
     assert "All checks hold." in text

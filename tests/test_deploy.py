@@ -82,7 +82,7 @@ def test_every_manifest_parses_and_runs_only_existing_cli_commands():
             seen[got] = seen.get(got, 0) + 1
             assert doc["kind"] == "Deployment"
             assert "readinessProbe" in c and "livenessProbe" in c, f"{path}: probes missing"
-            if got in ("worker", "projector", "clock"):
+            if got in ("worker", "projector", "clock", "bots"):
                 assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
                 assert c["livenessProbe"]["httpGet"]["path"] == "/livez"
                 assert "--health-port" in argv
@@ -91,6 +91,7 @@ def test_every_manifest_parses_and_runs_only_existing_cli_commands():
     assert {k: v for k, v in seen.items() if k.startswith("worker:")} == {f"worker:{t}": 2 for t in shipped}
     assert seen.get("projector", 0) == 2
     assert seen.get("clock", 0) == 2
+    assert seen.get("bots", 0) == 2
     assert seen.get("gateway", 0) + seen.get("skipped", 0) == 2
 
 

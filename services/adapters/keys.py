@@ -33,6 +33,9 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
                                                 ``clock`` on the log keeps it)
 ``<ns>:{<ns>:pN}:deadline-games``               hash: game -> ``<version>|<members>`` last applied
 ``<ns>:{<ns>:pN}:deadline-lease:<member>``      a clock replica's short lease on firing one
+``<ns>:{<ns>:pN}:g:<game>:webhooks``            set: the game's own webhook URLs (at most 8)
+``<ns>:{<ns>:pN}:webhook-jobs`` / ``-due``      the notifier's queued deliveries (hash, sorted set)
+``<ns>:{<ns>:pN}:webhook-dead``                 webhook deliveries given up (stream, ~10000)
 ``<ns>:{<ns>:lobby}:...``                       global read models (lobby, results) with their own
                                                 dedupe records, in their own slot
 =============================================  ==================================================

@@ -172,12 +172,11 @@ async def play(url: str, *, title: str | None, seats: int | None, name: str, gam
         async with anyio.create_task_group() as tg:
             info = await gw.game(game_id)
             if not open_seats and info.taken < info.seats and info.status == "lobby":
-                bots = list(t.bots.items())
+                bots = sorted(t.bots)
                 for i, n in enumerate(info.names):
-                    if n is None and i != me.seat:
-                        bname, bot = bots[i % len(bots)]
-                        c = await gw.join(game_id, f"{bname}-bot", seat=i)
-                        tg.start_soon(_bot, c, bot, t.view_type, random.Random(rng.randrange(1 << 30)))
+                    if n is None and i != me.seat:  # a server bot: the bot service plays it
+                        bname = bots[i % len(bots)]
+                        await gw.join(game_id, seat=i, bot=bname)
                         out(f"A {bname} bot took seat {i}.")
             await _start_when_full(gw, me, out)
             code = await Terminal(me, title, out, read_line or stdin_line, rng).run()

@@ -97,7 +97,7 @@ async def get_game(game_id: str, gw: GatewayService) -> LobbyGame:
 @post("/games/{game_id:str}/join", status_code=201, responses=_errors(404, 409, 422, 504),
       summary="Take a seat; returns the seat token")
 async def join_game(game_id: str, data: JoinRequest, gw: GatewayService) -> SeatGrant:
-    return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id)
+    return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id, data.bot)
 
 
 @get("/games/{game_id:str}/view", responses=_errors(404), summary="The spectator view",

@@ -44,7 +44,7 @@ MAX_VERSION = 2**53
 # other rule rejection is 409 (well-formed, but the game's state refuses it).
 UNPROCESSABLE = frozenset({
     "bad_command", "unknown_command", "bad_options", "bad_seats", "bad_name", "bad_client_seed",
-    "seat_out_of_range", "handling_failed",
+    "seat_out_of_range", "handling_failed", "unknown_bot",
 })
 
 
@@ -234,11 +234,14 @@ class GatewayService:
         out = await self.submit(title, gid, body, None, client_id=f"create.{digest}")
         return GameCreatedReply(game_id=gid, title=title, seats=seats, version=out.version)
 
-    async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None) -> SeatGrant:
-        """Join ``seat`` (None: the lowest open one) and issue its token. Raises ApiError on a rejection."""
+    async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None,
+                   bot: str = "") -> SeatGrant:
+        """Join ``seat`` (None: the lowest open one) and issue its token; ``bot``: seat the title's
+        named bot, played by the bot service. Raises ApiError on a rejection."""
         title = await self.title_of(game_id)
+        name = name.strip() or (f"{bot} bot" if bot else "")
         if seat is not None:
-            return await self._join(title, game_id, name, seat, client_seed, client_id)
+            return await self._join(title, game_id, name, seat, client_seed, client_id, bot)
         # The lowest open seat as the lobby read model knows it; the lobby may lag behind a
         # join, so a ``seat_taken`` moves on to the next seat.
         h = await self.r.hmget(self.keys.lobby_game(game_id), ["names", "seats"])
@@ -246,16 +249,17 @@ class GatewayService:
         candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or 1))
         for i in candidates:
             try:
-                return await self._join(title, game_id, name, i, client_seed, None)
+                return await self._join(title, game_id, name, i, client_seed, None, bot)
             except ApiError as exc:
                 if exc.code != "seat_taken":
                     raise
         raise ApiError(409, "no_open_seat", "Every seat of this game is taken.")
 
-    async def _join(self, title: str, game_id: str, name: str, seat: int, client_seed: str, client_id: str | None) -> SeatGrant:
+    async def _join(self, title: str, game_id: str, name: str, seat: int, client_seed: str, client_id: str | None,
+                    bot: str = "") -> SeatGrant:
         if not 0 <= seat < 64:
             raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
-        out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed), seat,
+        out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed, bot=bot[:40]), seat,
                                 client_id=client_id or new_id("j"), player=name, join=True)
         if await self.hold(game_id, seat, out.version) != out.version:  # a retry of a join whose seat was left and retaken
             raise ApiError(409, "seat_taken", f"Seat {seat} was taken by a later join.", command_id=client_id)

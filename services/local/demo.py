@@ -1,5 +1,9 @@
-"""The main job (``make demo``): every title's worker and the projector in one process, bot
-games of every title played through the bus as a client would, then checks and a table.
+"""The main job (``make demo``): every title's worker, the projector, the clock and the bot
+service in one process, bot games of every title played through the bus as a client would,
+then per title two games the server plays alone (issue 14): one of server bot seats under a
+move clock, and one whose person never moves (a 1 s move clock with ``on_timeout = bot``: the
+clock's first timeout plays the title's default move and hands the seat to a bot, which the bot
+service plays from then on); then checks and a table.
 
 Per title it prints games, commands accepted and rejected, events, command latency p50/p99
 (ms, measured at the client from sending to the outcome), whether replay and rebuild
@@ -20,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from schemas.envelope import Accepted, StartGame
+from schemas.envelope import Accepted, JoinSeat, StartGame
 from services.adapters.client import BusClient
 from services.adapters.redis_store import EventStore, Settings, connect
 from services.gateway.server import gateway_running
@@ -49,6 +53,8 @@ class TitleStats:
     game_ids: list[str] = field(default_factory=list)
     sdk_games: int = 0
     """Games played through the gateway with the SDK."""
+    server_games: int = 0
+    """Games played by the server alone: bot seats and clock timeouts."""
 
     def pct(self, q: float) -> float:
         if not self.latencies:
@@ -108,6 +114,40 @@ async def play_bot_game(client: BusClient, name: str, seats: int, rng: random.Ra
             else:
                 stats.rejected += 1
     stats.failures.append(f"{gid}: did not finish within {MAX_MOVES} moves")
+
+
+SERVER_GAME_SECONDS = 300.0
+
+
+async def play_server_game(client: BusClient, name: str, seats: int, stats: TitleStats, *, absent: bool) -> None:
+    """A game the server plays alone: every seat a server bot under a 30 s move clock, or (with
+    ``absent``) seat 0 a person who never moves, under a 1 s move clock with ``on_timeout = bot``:
+    its first timeout plays the default move and hands the seat to a bot. Counted in ``stats``."""
+    title = get_title(name)
+    opts = ({"clock": "move", "move_seconds": 1, "on_timeout": "bot"} if absent
+            else {"clock": "move", "move_seconds": 30})
+    gid = await client.create(name, seats, opts)
+    bots = sorted(title.bots)
+    for i in range(seats):
+        body = JoinSeat(name="away player") if absent and i == 0 else JoinSeat(bot=bots[i % len(bots)])
+        out = await client.submit(name, gid, body, i)
+        if not isinstance(out, Accepted):
+            stats.failures.append(f"{gid}: join refused: {out.code}")
+            return
+    await client.submit(name, gid, StartGame(), 0)
+    stats.games += 1
+    stats.server_games += 1
+    stats.game_ids.append(gid)
+    meta = client.keys.game(gid, "meta")
+    deadline = time.monotonic() + SERVER_GAME_SECONDS
+    while time.monotonic() < deadline:
+        status = await client.r.hget(meta, "status")
+        if status in (b"finished", b"abandoned"):
+            stats.finished += status == b"finished"
+            stats.events += int(await client.r.hget(meta, "version") or 0)
+            return
+        await anyio.sleep(0.1)
+    stats.failures.append(f"{gid}: the server did not finish it within {SERVER_GAME_SECONDS:.0f} s")
 
 
 async def play_sdk_game(gw: Gateway, name: str, seats: int, rng: random.Random, stats: TitleStats) -> None:
@@ -189,7 +229,7 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
     rebuild_ok = False
     started = time.monotonic()
     try:
-        async with services_running(settings, r=r), gateway_running(settings, services=False, r=r) as port:
+        async with services_running(settings, r=r, clock=True, bots=True), gateway_running(settings, services=False, r=r) as port:
             client = BusClient(r, settings)
             sdk_client = Gateway(f"http://127.0.0.1:{port}")
             console.print(f"Gateway on http://127.0.0.1:{port}: every {SDK_SHARE}th game is played through it with the SDK.")
@@ -218,6 +258,9 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                     async with anyio.create_task_group() as tg:
                         for _ in range(concurrency):
                             tg.start_soon(runner)
+                        seats = default_seats_for(name, 0)
+                        tg.start_soon(lambda name=name, seats=seats: play_server_game(client, name, seats, stats[name], absent=False))
+                        tg.start_soon(lambda name=name, seats=seats: play_server_game(client, name, seats, stats[name], absent=True))
             await sdk_client.aclose()
             console.print("Verifying replay of every game ...")
             for name in names:
@@ -237,7 +280,7 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
         await r.aclose()
 
     table = Table(title=f"Questhall demo ({time.monotonic() - started:.0f} s, namespace {settings.namespace})")
-    for col in ("title", "games", "via gateway", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild", "audit"):
+    for col in ("title", "games", "via gateway", "bots+clock", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild", "audit"):
         table.add_column(col, justify="right" if col != "title" else "left", no_wrap=True)
     ok = rebuild_ok
     for name in names:
@@ -245,7 +288,7 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
         replay = s.replay_ok == s.games and s.games > 0
         audited = s.audit_ok == s.games and s.games > 0
         ok = ok and replay and audited and not s.failures and s.finished == s.games
-        table.add_row(name, str(s.games), str(s.sdk_games), str(s.finished), str(s.accepted), str(s.rejected), str(s.events),
+        table.add_row(name, str(s.games), str(s.sdk_games), str(s.server_games), str(s.finished), str(s.accepted), str(s.rejected), str(s.events),
                       f"{s.pct(0.5):.1f}", f"{s.pct(0.99):.1f}", "verified" if replay else "FAILED",
                       "verified" if rebuild_ok else "FAILED", "valid" if audited else "FAILED")
     console.print(table)

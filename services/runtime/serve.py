@@ -14,7 +14,9 @@ import anyio
 
 from services.adapters.redis_store import Settings, connect
 from services.kernel import titles as all_titles
+from services.runtime.bots import Bots
 from services.runtime.clock import Clock
+from services.runtime.notifier import Notifier
 from services.runtime.projector import Projector
 from services.runtime.worker import Worker
 
@@ -22,12 +24,14 @@ from services.runtime.worker import Worker
 @asynccontextmanager
 async def services_running(settings: Settings, *, titles: list[str] | None = None, projector: bool = True,
                            worker_kwargs: dict | None = None, projector_kwargs: dict | None = None,
-                           r: Any = None, clock: bool = False, clock_kwargs: dict | None = None) -> AsyncIterator[dict[str, Any]]:
-    """Run workers (every registered title unless ``titles``), a projector and, with ``clock``,
-    the clock service while inside the block.
+                           r: Any = None, clock: bool = False, clock_kwargs: dict | None = None,
+                           bots: bool = False, notifier: Any = None) -> AsyncIterator[dict[str, Any]]:
+    """Run workers (every registered title unless ``titles``), a projector and, where asked, the
+    clock service (``clock``), the bot service (``bots``) and the notifier (``notifier``: its
+    :class:`~services.runtime.notifier.NotifierConfig`) while inside the block.
 
     Yields ``{"redis": client, "workers": {title: Worker}, "projector": Projector | None,
-    "clock": Clock | None}``.
+    "clock": Clock | None, "bots": Bots | None, "notifier": Notifier | None}``.
     """
     own = r is None
     r = r or connect(settings.url)
@@ -35,15 +39,18 @@ async def services_running(settings: Settings, *, titles: list[str] | None = Non
     workers = {t: Worker(r, settings, t, **(worker_kwargs or {})) for t in names}
     proj = Projector(r, settings, **(projector_kwargs or {})) if projector else None
     clk = Clock(r, settings, **(clock_kwargs or {})) if clock else None
+    bot_service = Bots(r, settings) if bots else None
+    notes = Notifier(r, settings, notifier) if notifier is not None else None
     try:
         async with anyio.create_task_group() as tg:
             for w in workers.values():
                 await tg.start(w.run)
             if proj is not None:
                 await tg.start(proj.run)
-            if clk is not None:
-                await tg.start(clk.run)
-            yield {"redis": r, "workers": workers, "projector": proj, "clock": clk}
+            for extra in (clk, bot_service, notes):
+                if extra is not None:
+                    await tg.start(extra.run)
+            yield {"redis": r, "workers": workers, "projector": proj, "clock": clk, "bots": bot_service, "notifier": notes}
             tg.cancel_scope.cancel()
     finally:
         if own:

@@ -37,7 +37,7 @@ def make_config(**kw) -> GatewayConfig:
 
 def run_gateway(settings: Settings, config: GatewayConfig) -> Iterator[Running]:
     """Start services + gateway in a portal thread for the duration of the generator."""
-    kwargs = {"worker_kwargs": {"min_idle_ms": 2000}, "projector_kwargs": {"min_idle_ms": 2000}}
+    kwargs = {"worker_kwargs": {"min_idle_ms": 2000}, "projector_kwargs": {"min_idle_ms": 2000}, "bots": True}
     with anyio.from_thread.start_blocking_portal() as portal:
         with portal.wrap_async_context_manager(gateway_running(settings, config, service_kwargs=kwargs)) as port:
             yield Running(f"http://127.0.0.1:{port}", settings, config)

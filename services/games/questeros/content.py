@@ -44,16 +44,22 @@ class Card:
         return self.cls if self.kind == "class" else self.kind
 
 
+def read_toml(path: Path) -> dict:
+    """The parsed TOML of a content file of the Questeros deck's titles. Raises ContentError
+    naming the file when it cannot be read or parsed."""
+    try:
+        return tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ContentError(f"{path.name}: cannot read: {exc}") from None
+
+
 def load_deck(path: Path, known_abilities: frozenset[str]) -> tuple[dict[str, Card], tuple[str, ...]]:
     """Read and validate a deck file. Returns ``(cards by id, canonical order)``.
 
     Raises ContentError naming ``path`` and the failing field.
     """
     name = path.name
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ContentError(f"{name}: cannot read: {exc}") from None
+    data = read_toml(path)
     entries = data.get("card")
     if not isinstance(entries, list):
         raise ContentError(f"{name}: card: a list of [[card]] tables is required")

@@ -10,10 +10,10 @@ Death Knight's texts); every other entry is house content (RULINGS.md "Content p
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.games.questeros.content import read_toml
 from services.kernel import ContentError
 
 ENCOUNTER_FILE = Path(__file__).resolve().parent.parent / "content" / "encounters.toml"
@@ -103,10 +103,7 @@ def load_pack(path: Path) -> dict[str, EncounterCard]:
     Raises ContentError naming ``path`` and the failing field.
     """
     fname = path.name
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ContentError(f"{fname}: cannot read: {exc}") from None
+    data = read_toml(path)
     entries = data.get("encounter")
     if not isinstance(entries, list) or len(entries) != 21:
         raise ContentError(f"{fname}: encounter: 21 [[encounter]] tables are required (Epics 1-21)")

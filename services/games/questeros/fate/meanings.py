@@ -8,10 +8,9 @@ rank texts and the Dragon's meaning are house (RULINGS.md "Content packs").
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
-from services.games.questeros.content import CLASSES, DECK_FILE, load_deck
+from services.games.questeros.content import CLASSES, DECK_FILE, load_deck, read_toml
 from services.kernel import ContentError
 
 MEANINGS_FILE = Path(__file__).resolve().parent.parent / "content" / "fate_meanings.toml"
@@ -21,10 +20,7 @@ CARDS, ORDER = load_deck(DECK_FILE, frozenset({"mentor_look"}))
 def load_meanings(path: Path) -> dict[str, tuple[str, str, str]]:
     """Every card's ``(name, meaning, source)``. Raises ContentError naming file and field."""
     fname = path.name
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ContentError(f"{fname}: cannot read: {exc}") from None
+    data = read_toml(path)
     for table in ("epic", "god", "class", "rank"):
         if not isinstance(data.get(table), dict):
             raise ContentError(f"{fname}: [{table}] is required")
