@@ -356,8 +356,13 @@ def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: in
     if g.clock is None:
         return []
     lopts = lifecycle_options(g.options)
-    base = msgspec.structs.replace(g.clock, deadlines=()) if fresh else g.clock  # after an undo: new deadlines
-    new = clocks.advance(lopts, base, to_move(title, g), actor, now, game.version + len(events) + 1,
+    set_at = game.version + len(events) + 1
+    base = g.clock
+    if fresh:  # after an undo: the restored deadlines keep their time (an undo takes back a command,
+        # not the clock), set again at this version so that their timeouts get new command ids
+        base = msgspec.structs.replace(g.clock, deadlines=tuple(msgspec.structs.replace(d, set_at=set_at)
+                                                                for d in g.clock.deadlines))
+    new = clocks.advance(lopts, base, to_move(title, g), actor, now, set_at,
                          timed_out=timed_out, absent=absent or (), idle=idle)
     return [clocks.event(new)] if new != g.clock else []
 
