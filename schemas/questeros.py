@@ -134,6 +134,28 @@ class PlayView(Record):
     seat: int
     card: str
     paid_xp: bool = False
+    ability: str = ""
+    """The ability the card triggered when played (e.g. ``mentor_look``); "" for rank only."""
+
+
+class LookSeen(Record):
+    """A Mentor look this round as every seat and spectator sees it: who looked, at whom (None:
+    the look was declined), when; never the cards."""
+
+    seat: int
+    target: int | None
+    round: int
+    turn: int
+
+
+class LastTurn(Record):
+    """The last finished turn (its cards face up and its winner) until the next turn starts."""
+
+    round: int
+    turn: int
+    plays: list[PlayView]
+    winner: int | None
+    """None: both Gods were played and nobody won it."""
 
 
 class MentorLook(Record):
@@ -152,6 +174,9 @@ class RoundLine(Record):
     gains: list[int]
     xp: list[int]
     questeros: int | None
+    paid: list[int] = []
+    """XP each seat paid this round to play outside the Preferred Class, so that the scoresheet
+    adds up: xp = previous xp - paid + gains."""
 
 
 Phase = Literal["setup", "bidding", "playing", "mentor", "over"]
@@ -186,5 +211,9 @@ class QuesterosView(Record):
     mentor_pending: int | None
     mentor_look: MentorLook | None = None
     """Only the seat's own Mentor look, this round."""
+    looks: list[LookSeen] = []
+    """Every Mentor look of this round (who and whom, not the cards), in every view."""
+    last_turn: LastTurn | None = None
+    """The last finished turn until the next turn's first card is played."""
     legal: list[QuesterosCommand] = []
     """Every command this seat may send now (empty for spectators)."""

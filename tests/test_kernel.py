@@ -144,3 +144,21 @@ def test_an_old_stored_event_is_upcast_not_misread():
     # the same stored bytes through the JSON path (bundles)
     env2 = codec("toy").convert_event(msgspec.msgpack.decode(BUMPED_V0), game_id="old", version=7)
     assert env2 == env
+
+
+def test_error_precedence_not_seated_then_not_your_turn_then_the_titles_rules():
+    """Issue 18: the lifecycle refuses ``not_your_turn`` before the title's own codes, even for a
+    title whose decide checks its rules before the turn."""
+    from services.kernel import Rejection
+
+    class RulesFirst(type(TOY)):
+        def decide(self, state, seat, command, chance):
+            if isinstance(command, Add) and not 1 <= command.n <= 3:
+                raise Rejection("bad_amount", "You may add 1, 2 or 3.")
+            return super().decide(state, seat, command, chance)
+
+    g = LocalGame(RulesFirst(), seed=bytes(32), chance=SeededChance(bytes(32), 0))
+    g.create_and_start(2, {"target": 30})
+    assert g.submit(Add(n=9), None).code == "not_seated"
+    assert g.submit(Add(n=9), 1).code == "not_your_turn"
+    assert g.submit(Add(n=9), 0).code == "bad_amount"

@@ -106,6 +106,12 @@ class Title(Generic[S]):
     def to_move(self, state: S) -> list[int]:
         raise NotImplementedError
 
+    off_turn: ClassVar[tuple[type[Command], ...]] = ()
+    """Command types a seat may send while the game does not wait for it (``to_move``). Every
+    other title command from a seat not in ``to_move`` is refused ``not_your_turn`` by the
+    lifecycle before the title's own rules (error precedence: not seated, not your turn, wrong
+    phase, then the title's rules)."""
+
     undoable: ClassVar[tuple[type[Command], ...]] = ()
     """Command types that may be taken back (never one that draws chance or shows a secret:
     the lifecycle refuses those anyway)."""

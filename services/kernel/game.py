@@ -272,6 +272,11 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
     due = game.clock.deadline_of(seat) if game.clock is not None else None
     if due is not None and envelope.received_at > due.at:
         raise Rejection("out_of_time", f"Seat {seat}'s deadline has passed; the timeout decides this turn.")
+    if not secret.is_choice(title, body) and not isinstance(body, title.off_turn) and game.rules is not None:
+        waiting = list(title.to_move(game.rules))
+        if seat not in waiting:  # precedence: not seated, not your turn, then the title's rules
+            who = ", ".join(map(str, waiting)) or "nobody"
+            raise Rejection("not_your_turn", f"The game waits for seat {who}, not seat {seat}.")
     undo_on = game.options.get("undo", "off") != "off"
     watched = undos.WatchedChance(chance) if undo_on else chance
     choice = secret.is_choice(title, body)

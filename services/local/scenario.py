@@ -84,6 +84,9 @@ class Step(msgspec.Struct, forbid_unknown_fields=True):
     fire: bool = False
     """Instead of ``command``: send a ``timeout`` for every deadline due at the scenario clock,
     as the clock service does (command id ``timeout:<seat>:<version>``)."""
+    bots: bool = False
+    """Instead of ``command``: the bot service's part: every bot seat the game waits for moves
+    (from its own view, command id ``bot:<seat>:<version>``) until it waits for no bot seat."""
     events: int | None = None
     """If set, the accepted command(s) must have appended exactly this many events in all."""
 
@@ -136,7 +139,7 @@ def load(path: str | Path) -> Scenario:
     except KeyError:
         raise ScenarioError(f"{p}: title {sc.title!r} is not registered") from None
     for i, st in enumerate(sc.step):
-        acts = (st.command is not None) + st.fire
+        acts = (st.command is not None) + st.fire + st.bots
         if acts > 1 or (acts == 0 and not st.wait_ms):
             raise ScenarioError(f"{p}: step[{i}] needs exactly one of command and fire (or only wait_ms)")
         if st.wait_ms < 0:
@@ -310,16 +313,16 @@ async def play(sc: Scenario, driver: Driver, on_step: Callable[[StepReport], Awa
             return report
     for i, st in enumerate(sc.step):
         now += st.wait_ms
-        if st.command is None and not st.fire:
+        if st.command is None and not st.fire and not st.bots:
             await add(StepReport(i, st.note or f"wait {st.wait_ms} ms", True))
         else:
-            label = st.note or ("clock fires" if st.fire else f"seat {st.seat} {st.command.get('type') if st.command else ''}")
-            outs = await guarded(_step_outcomes(st, driver, now), label, i)
+            label = st.note or ("clock fires" if st.fire else "bots play" if st.bots else f"seat {st.seat} {st.command.get('type') if st.command else ''}")
+            outs = await guarded(_step_outcomes(st, driver, now, sc.title), label, i)
             if outs is None:
                 return report
             ok = bool(outs) and all(_matches(st.expect, o) for o in outs)
             n = sum(o.events for o in outs if isinstance(o, Accepted))
-            detail = "" if ok else ("no deadline is due" if not outs else
+            detail = "" if ok else (("no bot seat is waited for" if st.bots else "no deadline is due") if not outs else
                                     f"expected {st.expect}, got {', '.join(_outcome_text(o) for o in outs)}")
             if ok and st.events is not None and n != st.events:
                 ok, detail = False, f"expected {st.events} events, the step appended {n}"
@@ -358,7 +361,35 @@ class LocalDriver:
         return [msgspec.to_builtins(e) for e in entries if e is not None]
 
 
-async def _step_outcomes(st: Step, driver: Driver, now: int) -> list[Outcome]:
+MAX_BOT_MOVES = 20_000
+
+
+async def _bot_outcomes(title_name: str, driver: Driver, now: int) -> list[Outcome]:
+    from schemas.envelope import ViewEnvelope
+    from services.runtime.bots import bot_move
+
+    title = get_title(title_name)
+    outs: list[Outcome] = []
+    for _ in range(MAX_BOT_MOVES):
+        spec = await driver.view(None)
+        bots = spec.get("bots") or []
+        movers = [s for s in spec.get("to_move", []) if s < len(bots) and bots[s]] if spec.get("status") == "active" else []
+        if not movers:
+            break
+        env = msgspec.convert(await driver.view(movers[0]), ViewEnvelope[title.view_type])
+        move = bot_move(title, env, "scenario")
+        if move is None:
+            break
+        out = await driver.submit(msgspec.to_builtins(move[1]), movers[0], now, command_id=move[0])
+        outs.append(out)
+        if not isinstance(out, Accepted):
+            break
+    return outs
+
+
+async def _step_outcomes(st: Step, driver: Driver, now: int, title: str = "") -> list[Outcome]:
+    if st.bots:
+        return await _bot_outcomes(title, driver, now)
     if not st.fire:
         assert st.command is not None
         return [await driver.submit(st.command, st.seat, now)]

@@ -46,6 +46,18 @@ def bot_rng(game_id: str, seat: int, version: int) -> random.Random:
     return random.Random(f"{game_id}:{seat}:{version}")
 
 
+def bot_move(title: Any, env: ViewEnvelope, game_id: str) -> tuple[str, Any] | None:
+    """The move of the bot playing ``env.seat`` on that seat's view: ``(command id, command)``,
+    or None if the seat is no bot seat or the game does not wait for it. Pure and deterministic."""
+    seat = env.seat
+    if seat is None or env.view is None or seat not in env.to_move:
+        return None
+    name = env.bots[seat] if seat < len(env.bots) else None
+    if not name or name not in title.bots:
+        return None
+    return bot_command_id(seat, env.version), title.bots[name](env.view, seat, bot_rng(game_id, seat, env.version))
+
+
 class Bots:
     """The bot service over a set of partitions (see the module docstring)."""
 
@@ -115,13 +127,13 @@ class Bots:
             if seat_raw is None:
                 return False
             env = msgspec.json.decode(seat_raw, type=ViewEnvelope[title.view_type])
-            if seat not in env.to_move or env.view is None:
+            move = bot_move(title, env, game_id)
+            if move is None:
                 continue
-            cid = bot_command_id(seat, env.version)
+            cid, cmd = move
             key = f"{game_id}/{cid}"
             if key in self.recent:
                 continue
-            cmd = title.bots[name](env.view, seat, bot_rng(game_id, seat, env.version))
             out = await self.bus.submit(CommandEnvelope(command_id=cid, game_id=game_id, title=title_name, body=cmd,
                                                         seat=seat, player=env.seats[seat].name,
                                                         expected_version=env.version), self.outcome_timeout)

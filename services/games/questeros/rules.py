@@ -49,6 +49,16 @@ class Play(Record):
     seat: int
     card: str
     paid_xp: bool = False
+    ability: str = ""
+
+
+class Done(Record):
+    """The last finished turn: its plays and winner (None: both Gods)."""
+
+    round: int
+    turn: int
+    plays: tuple[Play, ...]
+    winner: int | None
 
 
 class Look(Record):
@@ -65,6 +75,7 @@ class Line(Record):
     gains: tuple[int, ...]
     xp: tuple[int, ...]
     questeros: int | None
+    paid: tuple[int, ...] = ()
 
 
 class QState(Record):
@@ -93,6 +104,10 @@ class QState(Record):
     discarded: tuple[str, ...] = ()
     looks: tuple[Look | None, ...] = ()
     history: tuple[Line, ...] = ()
+    paid: tuple[int, ...] = ()
+    """XP paid per seat this round (Follow rule payments)."""
+    last: Done | None = None
+    """The last finished turn, until the next turn's first card."""
 
 
 def initial_state(seats: int, alt_god: bool = False) -> QState:
@@ -151,6 +166,8 @@ def check_play(state: QState, seat: int, card: str, pay_xp: bool) -> None:
     if seat != state.to_play:
         raise Rejection("not_your_turn", f"It is seat {state.to_play}'s turn to play.")
     hand = state.hands[seat]
+    if card not in CARDS:
+        raise Rejection("unknown_card", f"There is no card {card!r} in Questeros.")
     if card not in hand:
         raise Rejection("card_not_in_hand", f"{card!r} is not in your hand.")
     pref = preferred(state)
@@ -294,7 +311,8 @@ def evolve(s: QState, ev: Event) -> QState:
         return rep(s, round=ev.round, turn=1, dealer=ev.dealer, initiative=ev.dealer, leader=ev.dealer,
                    phase="bidding", bidder=(ev.dealer + 1) % n, to_play=None, mentor=None,
                    hands=tuple(tuple(h) for h in ev.hands), deck=tuple(ev.deck), table=(),
-                   won=((),) * n, quests=(0,) * n, discarded=(), bids=(None,) * n, looks=(None,) * n)
+                   won=((),) * n, quests=(0,) * n, discarded=(), bids=(None,) * n, looks=(None,) * n, paid=(0,) * n,
+                   last=None)
     if isinstance(ev, BidMade):
         bids = _set(s.bids, ev.seat, ev.quests)
         if all(b is not None for b in bids):
@@ -302,8 +320,12 @@ def evolve(s: QState, ev: Event) -> QState:
         return rep(s, bids=bids, bidder=(ev.seat + 1) % n)
     if isinstance(ev, CardPlayed):
         hand = tuple(c for c in s.hands[ev.seat] if c != ev.card)
-        table = s.table + (Play(seat=ev.seat, card=ev.card, paid_xp=ev.paid_xp),)
+        table = s.table + (Play(seat=ev.seat, card=ev.card, paid_xp=ev.paid_xp, ability=ev.ability),)
         xp = _set(s.xp, ev.seat, s.xp[ev.seat] - 1) if ev.paid_xp else s.xp
+        paid = s.paid or (0,) * n
+        if ev.paid_xp:
+            paid = _set(paid, ev.seat, paid[ev.seat] + 1)
+        s = rep(s, paid=paid, last=None if not s.table else s.last)
         nxt = (ev.seat + 1) % n if len(table) < n else None
         phase, mentor = ("mentor", ev.seat) if ev.ability == "mentor_look" else (s.phase, s.mentor)
         return rep(s, hands=_set(s.hands, ev.seat, hand), table=table, xp=xp, to_play=nxt, phase=phase, mentor=mentor)
@@ -318,11 +340,12 @@ def evolve(s: QState, ev: Event) -> QState:
             won = _set(s.won, ev.winner, s.won[ev.winner] + tuple(ev.cards))
             quests = _set(s.quests, ev.winner, s.quests[ev.winner] + 1)
         more = any(s.hands)
+        s = rep(s, last=Done(round=s.round, turn=s.turn, plays=s.table, winner=ev.winner))
         return rep(s, table=(), won=won, quests=quests, discarded=disc, initiative=lead, leader=lead,
                    turn=s.turn + 1 if more else s.turn, to_play=lead if more else None)
     if isinstance(ev, RoundScored):
         line = Line(round=ev.round, bids=tuple(b or 0 for b in s.bids), quests=tuple(ev.quests),
-                    gains=tuple(ev.gains), xp=tuple(ev.xp), questeros=ev.questeros)
+                    gains=tuple(ev.gains), xp=tuple(ev.xp), questeros=ev.questeros, paid=s.paid or (0,) * n)
         return rep(s, xp=tuple(ev.xp), initiative=ev.initiative, history=s.history + (line,),
                    phase="over" if ev.round >= ROUNDS else "scored", to_play=None)
     if isinstance(ev, EpicAdded):

@@ -11,6 +11,8 @@ from schemas.base import Event
 from schemas.questeros import (
     HandLookedAt,
     HandsDealt,
+    LastTurn,
+    LookSeen,
     MentorLook,
     PlayView,
     QuesterosView,
@@ -29,15 +31,19 @@ def view(s: QState, seat: int | None) -> QuesterosView:
         hand=canonical(s.hands[seat]) if mine else [],
         hand_counts=[len(h) for h in s.hands],
         bids=list(s.bids),
-        table=[PlayView(seat=p.seat, card=p.card, paid_xp=p.paid_xp) for p in s.table],
+        table=[PlayView(seat=p.seat, card=p.card, paid_xp=p.paid_xp, ability=p.ability) for p in s.table],
         preferred=preferred(s),
         quests_won=list(s.quests), xp=list(s.xp), set_aside=list(s.set_aside),
         deck_count=len(s.deck), discarded=list(s.discarded),
         history=[RoundLine(round=h.round, bids=list(h.bids), quests=list(h.quests), gains=list(h.gains),
-                           xp=list(h.xp), questeros=h.questeros) for h in s.history],
+                           xp=list(h.xp), questeros=h.questeros, paid=list(h.paid)) for h in s.history],
         mentor_pending=s.mentor,
         mentor_look=MentorLook(target=look.target, cards=list(look.cards), round=look.round, turn=look.turn)
         if look is not None else None,
+        looks=[LookSeen(seat=i, target=lk.target, round=lk.round, turn=lk.turn) for i, lk in enumerate(s.looks) if lk is not None],
+        last_turn=LastTurn(round=s.last.round, turn=s.last.turn, winner=s.last.winner,
+                           plays=[PlayView(seat=p.seat, card=p.card, paid_xp=p.paid_xp, ability=p.ability) for p in s.last.plays])
+        if s.last is not None else None,
         legal=legal_commands(s, seat) if mine else [],
     )
 

@@ -21,7 +21,10 @@ from schemas.quests_over_coffee import (
     PayForHelp,
     QocOptions,
     QocView,
+    Reroll,
     Roll,
+    SwapItem,
+    UseItem,
 )
 from services.games.quests_over_coffee import rules, views
 from services.games.quests_over_coffee.bots import BOTS
@@ -43,9 +46,12 @@ class QuestsOverCoffee(Title[QocState]):
     state_type = QocState
     view_type = QocView
     command_types = COMMAND_TYPES
-    undoable = (ChooseQuest, PayForHelp, ChooseShopOrder, GiveItem)
+    undoable = (ChooseQuest, PayForHelp, ChooseShopOrder, GiveItem, SwapItem)
     default_move_text = "accepts the roll (before a roll: rolls; picks dice, leaves the shop, keeps the first item, takes the first quest)"
     event_types = EVENT_TYPES
+    off_turn = (GiveItem, SwapItem, UseItem, Reroll)
+    """Co-op 7 and RULINGS "Co-op variant": items are given or swapped at any time, and either
+    seat uses its own items and Luck on the shared dice (the rules check the rest)."""
 
     def check_options(self, options: QocOptions, seats: int) -> None:
         """Raises Rejection ``bad_options``: mode vs seat count, unknown player side(s), a bad Quest Board choice."""

@@ -31,6 +31,9 @@ class FateDeck(Title[FState]):
     view_type = FateDeckView
     command_types = COMMAND_TYPES
     event_types = EVENT_TYPES
+    off_turn = COMMAND_TYPES
+    """A session has no turns, only the GM's role: every command reaches the rules, which judge
+    who may send it (``gm_only``; a player hands in cards at any time, F7)."""
 
     def initial_state(self, options: FateDeckOptions, seats: int) -> FState:
         return rules.initial_state(seats)
