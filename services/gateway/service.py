@@ -246,11 +246,15 @@ class GatewayService:
         # join, so a ``seat_taken`` moves on to the next seat.
         h = await self.r.hmget(self.keys.lobby_game(game_id), ["names", "seats"])
         names = msgspec.json.decode(h[0]) if h[0] else []
-        candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or 1))
+        # Not projected yet (right after the create): try every seat the title can have; the
+        # rules answer seat_out_of_range past the game's last seat.
+        candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or all_titles()[title].max_seats))
         for i in candidates:
             try:
                 return await self._join(title, game_id, name, i, client_seed, None, bot)
             except ApiError as exc:
+                if exc.code == "seat_out_of_range" and not names:
+                    break
                 if exc.code != "seat_taken":
                     raise
         raise ApiError(409, "no_open_seat", "Every seat of this game is taken.")
