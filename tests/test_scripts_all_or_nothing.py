@@ -43,13 +43,13 @@ def _cases(ns: str):
     async def append(r):
         mid = await _stream_with_pending(r, f"{t}:cmd:toy", "worker:toy")
         keys = [f"{t}:g:g1:meta", f"{t}:g:g1:events", f"{t}:log", f"{t}:g:g1:out:c1", f"{t}:cmd:toy",
-                f"{t}:g:g1:reply:c1", f"{t}:games", f"{t}:g:g1:secret", f"{t}:g:g1:commands"]
+                f"{t}:inbox:i1", f"{t}:games", f"{t}:g:g1:secret", f"{t}:g:g1:commands"]
         args = [0, "worker:toy", mid, b"outcome", "g1", "h1", "lobby", "toy", 60, "ab" * 32, b"cmd", "0" * 64, b"e1", b"e2"]
         return keys, args
 
     async def reject(r):
         mid = await _stream_with_pending(r, f"{t}:cmd:toy", "worker:toy")
-        keys = [f"{t}:g:g1:out:c1", f"{t}:cmd:toy", f"{t}:g:g1:reply:c1", f"{t}:dead:toy", f"{t}:g:g1:meta"]
+        keys = [f"{t}:g:g1:out:c1", f"{t}:cmd:toy", f"{t}:inbox:i1", f"{t}:dead:toy", f"{t}:g:g1:meta"]
         args = ["worker:toy", mid, b"rejection", 60, b"payload", "an error", 0, ""]
         return keys, args
 
@@ -59,8 +59,9 @@ def _cases(ns: str):
 
     async def project(r):
         mid = await _stream_with_pending(r, f"{t}:log", "projector")
-        keys = [f"{t}:rm:g1:applied", f"{t}:log", f"{t}:rm:g1:view:0", f"{t}:rm:g1:view:spec", f"{t}:rm:g1:feed:0"]
-        args = [0, 2, "projector", mid, 2, 1, b"v0", b"vs", 2, 1, b"f1", 2, b"f2"]
+        keys = [f"{t}:rm:g1:applied", f"{t}:log", f"{t}:rm:g1:view:0", f"{t}:rm:g1:view:spec", f"{t}:rm:g1:feed:0",
+                f"{t}:changes"]
+        args = [0, 2, "projector", mid, 2, 1, b"v0", b"vs", 2, 1, b"f1", 2, b"f2", "g1", 10_000]
         return keys, args
 
     async def lobby(r):
@@ -103,7 +104,7 @@ def _cases(ns: str):
         ("APPEND", scripts.APPEND, append, ["hash", "stream", "stream", "string", "stream", "list", "set", "hash", "stream"]),
         ("REJECT", scripts.REJECT, reject, ["string", "stream", "list", "stream", "hash"]),
         ("PARK", scripts.PARK, park, ["stream", "stream"]),
-        ("PROJECT", scripts.PROJECT, project, ["string", "stream", "string", "string", "stream"]),
+        ("PROJECT", scripts.PROJECT, project, ["string", "stream", "string", "string", "stream", "stream"]),
         ("LOBBY", scripts.LOBBY, lobby, ["string", "hash", "string", "zset", "zset"]),
         ("REAP_CONSUMERS", scripts.REAP_CONSUMERS, reap, ["stream"]),
         ("TRIM_ACKED", scripts.TRIM_ACKED, trim, ["stream", "hash"]),
@@ -136,7 +137,7 @@ def test_every_script_writes_nothing_when_any_key_it_writes_has_the_wrong_type(s
                     await _clean(r, ns)
                     checked += 1
                 del n
-            assert checked == 9 + 5 + 2 + 5 + 5 + 1 + 2 + 1 + 3
+            assert checked == 9 + 5 + 2 + 6 + 5 + 1 + 2 + 1 + 3
         finally:
             await _clean(r, settings.namespace)
             await r.aclose()

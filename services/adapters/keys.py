@@ -23,7 +23,13 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
                                                 id = the version they brought the game to
 ``<ns>:{<ns>:pN}:g:<game>:snap``                snapshot: msgpack ``Snapshot{fingerprint, game}``
 ``<ns>:{<ns>:pN}:g:<game>:out:<command>``       the one stored outcome of a command id
-``<ns>:{<ns>:pN}:g:<game>:reply:<command>``     list the waiting caller BLPOPs (expires)
+``<ns>:{<ns>:pN}:inbox:<client>``                reply inbox of one client process for the
+                                                partition: outcomes pushed by the append/reject
+                                                scripts (list, expires ``reply_ttl`` s after
+                                                the last push)
+``<ns>:{<ns>:pN}:changes``                      change stream: ``(game, version)`` of every
+                                                projection (capped, ~10,000 entries); the
+                                                gateway's one reader wakes sockets from it
 ``<ns>:{<ns>:pN}:rm:<game>:applied``            read models: last applied version
 ``<ns>:{<ns>:pN}:rm:<game>:view:<seat|spec>``   read model: JSON view envelope
 ``<ns>:{<ns>:pN}:rm:<game>:feed:<seat|spec>``   read model: event feed stream, id ``<version>-0``
@@ -50,6 +56,8 @@ from dataclasses import dataclass
 # \Z, not $: "$" also matches before a trailing newline ("g1\n" would pass).
 GAME_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}\Z")
+INBOX = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+"""A reply inbox name (a client process's own id)."""
 
 SPECTATOR = "spec"
 
@@ -87,6 +95,10 @@ class Keys:
     def log(self, p: int) -> str:
         return f"{self.tag(p)}:log"
 
+    def changes(self, p: int) -> str:
+        """The partition's change stream (the projector adds ``g``, ``v`` per projection)."""
+        return f"{self.tag(p)}:changes"
+
     def log_dead(self, p: int) -> str:
         """Dead-letter stream of the partition log: entries the projector parked after failed tries."""
         return f"{self.tag(p)}:log-dead"
@@ -100,8 +112,9 @@ class Keys:
     def outcome(self, game_id: str, command_id: str) -> str:
         return self.game(game_id, f"out:{command_id}")
 
-    def reply(self, game_id: str, command_id: str) -> str:
-        return self.game(game_id, f"reply:{command_id}")
+    def inbox(self, p: int, client: str) -> str:
+        """The reply inbox of client process ``client`` in partition ``p`` (same slot as its games)."""
+        return f"{self.tag(p)}:inbox:{client}"
 
     def deadlines(self, p: int) -> str:
         return f"{self.tag(p)}:deadlines"

@@ -18,14 +18,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.envelope import Accepted, CommandEnvelope, EventEnvelope, Outcome, Rejected
 from services.adapters import scripts
@@ -51,27 +53,34 @@ class Settings:
     snapshot_every: int = 50
     """A worker writes a snapshot when a game's version crosses a multiple of this."""
     reply_ttl: int = 120
-    """Seconds a reply list lives for a waiting caller."""
+    """Seconds a client's reply inbox list lives after the last outcome pushed to it."""
 
     @property
     def keys(self) -> Keys:
         return Keys(self.namespace, self.partitions)
 
 
-def connect(url: str, *, max_connections: int = 4096) -> Any:
+def connect(url: str, *, max_connections: int = 4096, client_name: str | None = None) -> Any:
     """An asyncio Redis client for ``url`` (``redis+cluster://host:port`` for Redis Cluster).
 
-    ``max_connections`` (per node): every caller waiting for an outcome holds a connection
-    in a BLPOP, so a gateway or bench with N commands in flight needs N (redis-py 8's default
-    pool of 100 raises MaxConnectionsError beyond that).
+    ``max_connections``: the pool's bound (per node). On a single Redis the pool is a
+    ``BlockingConnectionPool``: a caller beyond the bound waits (up to 20 s) for a free
+    connection instead of opening one, so a client process that passes a small bound keeps a
+    constant number of connections however many commands it has in flight (waiting callers
+    hold none: see :mod:`services.adapters.inbox`). A service needs one connection per
+    partition loop (blocking reads) plus a few. ``client_name``: ``CLIENT SETNAME`` of every
+    connection (to count them).
     """
-    common = dict(socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=5.0, health_check_interval=15,
-                  max_connections=max_connections)
+    common: dict[str, Any] = dict(socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=5.0, health_check_interval=15,
+                                  max_connections=max_connections)
+    if client_name:
+        common["client_name"] = client_name
     if url.startswith("redis+cluster://"):
         from redis.asyncio.cluster import RedisCluster
 
         return RedisCluster.from_url("redis://" + url[len("redis+cluster://"):], **common)
-    return aioredis.Redis.from_url(url, **common)
+    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=20, **common)
+    return aioredis.Redis.from_pool(pool)
 
 
 def decode_outcome(data: bytes) -> Outcome:
@@ -171,45 +180,69 @@ class EventStore:
         raw = await self.r.get(self.keys.outcome(game_id, command_id))
         return decode_outcome(raw) if raw is not None else None
 
-    async def append(self, *, before: lifecycle.Game, after: lifecycle.Game, events: list[EventEnvelope],
-                     outcome: Accepted, stream: str, group: str, msg_id: str, seed: bytes | None,
-                     command: CommandEnvelope) -> tuple[str, Any]:
-        """The atomic append. Returns ``("ok", version)``, ``("dup", outcome)`` or ``("conflict", version)``.
-
-        Checks the outcome record (idempotency) and the expected version first; then appends
-        the events to the game stream and the partition log, records the accepted ``command``
-        in the game's command stream (id = the version it brought the game to; for audits),
-        updates metadata, stores the outcome, acknowledges ``msg_id`` and replies -- all in
-        one script.
-        """
+    def append_call(self, *, before: lifecycle.Game, after: lifecycle.Game, events: list[EventEnvelope],
+                    outcome: Accepted, stream: str, group: str, msg_id: str, seed: bytes | None,
+                    command: CommandEnvelope, inbox: str = "") -> tuple[list[str], list[Any]]:
+        """``(keys, args)`` of the append script for one accepted command (see :meth:`append`)."""
         gid = before.game_id
         k = self.keys
         p = k.partition(gid)
-        res = await self._append(
-            keys=[k.game(gid, "meta"), k.game(gid, "events"), k.log(p), k.outcome(gid, outcome.command_id),
-                  stream, k.reply(gid, outcome.command_id), k.games(p), k.game(gid, "secret"), k.game(gid, "commands")],
-            args=[before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
-                  after.title, self.settings.reply_ttl, seed.hex() if (seed and before.version == 0) else "",
-                  ENC.encode(command), before.last_hash, *[ENC.encode(e) for e in events]],
-        )
+        keys = [k.game(gid, "meta"), k.game(gid, "events"), k.log(p), k.outcome(gid, outcome.command_id),
+                stream, k.inbox(p, inbox or "-"), k.games(p), k.game(gid, "secret"), k.game(gid, "commands")]
+        args = [before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
+                after.title, self.settings.reply_ttl if inbox else 0, seed.hex() if (seed and before.version == 0) else "",
+                ENC.encode(command), before.last_hash, *[ENC.encode(e) for e in events]]
+        return keys, args
+
+    @staticmethod
+    def append_result(res: Any) -> tuple[str, Any]:
+        """The append script's answer: ``("ok", version)``, ``("dup", outcome)`` or ``("conflict", version)``."""
         tag = res[0].decode()
         if tag == "dup":
             return tag, decode_outcome(res[1])
         return tag, int(res[1])
 
+    async def append(self, *, before: lifecycle.Game, after: lifecycle.Game, events: list[EventEnvelope],
+                     outcome: Accepted, stream: str, group: str, msg_id: str, seed: bytes | None,
+                     command: CommandEnvelope, inbox: str = "") -> tuple[str, Any]:
+        """The atomic append. Returns ``("ok", version)``, ``("dup", outcome)`` or ``("conflict", version)``.
+
+        Checks the outcome record (idempotency) and the expected version first; then appends
+        the events to the game stream and the partition log, records the accepted ``command``
+        in the game's command stream (id = the version it brought the game to; for audits),
+        updates metadata, stores the outcome, acknowledges ``msg_id`` and pushes the outcome to
+        the sender's reply ``inbox`` (``''`` = none) -- all in one script.
+        """
+        keys, args = self.append_call(before=before, after=after, events=events, outcome=outcome, stream=stream,
+                                      group=group, msg_id=msg_id, seed=seed, command=command, inbox=inbox)
+        return self.append_result(await self._append(keys=keys, args=args))
+
+    def reject_call(self, *, outcome: Rejected, stream: str, group: str, msg_id: str, decided_at: int | None,
+                    decided_hash: str, inbox: str = "") -> tuple[list[str], list[Any]]:
+        """``(keys, args)`` of the reject script for a command on its game's own partition stream."""
+        k = self.keys
+        p = k.partition(outcome.game_id)
+        keys = [k.outcome(outcome.game_id, outcome.command_id), stream, k.inbox(p, inbox or "-"), k.dead(p, "none"),
+                k.game(outcome.game_id, "meta")]
+        args = [group, msg_id, ENC.encode(outcome), self.settings.reply_ttl if inbox else 0, b"", "",
+                "" if decided_at is None else decided_at, decided_hash]
+        return keys, args
+
     async def reject(self, *, outcome: Rejected, stream: str, group: str, msg_id: str,
                      dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None,
-                     decided_hash: str = "") -> Outcome | None:
-        """Store a rejection (unless an outcome exists), acknowledge and reply; returns the stored
-        outcome, or None on a conflict (see :meth:`reject_tagged`)."""
+                     decided_hash: str = "", inbox: str = "") -> Outcome | None:
+        """Store a rejection (unless an outcome exists), acknowledge and push it to the sender's
+        reply ``inbox`` (``''`` = none); returns the stored outcome, or None on a conflict (see
+        :meth:`reject_tagged`)."""
         return (await self.reject_tagged(outcome=outcome, stream=stream, group=group, msg_id=msg_id, dead=dead,
-                                         decided_at=decided_at, decided_hash=decided_hash))[1]
+                                         decided_at=decided_at, decided_hash=decided_hash, inbox=inbox))[1]
 
     async def reject_tagged(self, *, outcome: Rejected, stream: str, group: str, msg_id: str,
                             dead: tuple[str, bytes, str] | None = None, decided_at: int | None = None,
-                            decided_hash: str = "") -> tuple[str, Outcome | None]:
-        """Store a rejection (unless an outcome exists), acknowledge and reply. Returns ``("ok",
-        outcome)`` (stored now), ``("dup", the outcome stored before)`` or ``("conflict", None)``.
+                            decided_hash: str = "", inbox: str = "") -> tuple[str, Outcome | None]:
+        """Store a rejection (unless an outcome exists), acknowledge and push it to the sender's
+        reply ``inbox`` (``''`` = none). Returns ``("ok", outcome)`` (stored now), ``("dup", the
+        outcome stored before)`` or ``("conflict", None)``.
 
         ``dead``: ``(dead-letter stream, payload, error)`` to park the command as well.
         ``decided_at``, ``decided_hash``: the game version and last hash the rule refused it on; if
@@ -226,9 +259,9 @@ class EventStore:
             ack_later, stream, msg_id = msg_id, k.commands(p, "_misrouted"), ""
             dl_key = k.dead(p, dl_key.rsplit(":dead:", 1)[-1])
         res = await self._reject(
-            keys=[k.outcome(outcome.game_id, outcome.command_id), stream, k.reply(outcome.game_id, outcome.command_id), dl_key,
+            keys=[k.outcome(outcome.game_id, outcome.command_id), stream, k.inbox(p, inbox or "-"), dl_key,
                   k.game(outcome.game_id, "meta")],
-            args=[group, msg_id, ENC.encode(outcome), self.settings.reply_ttl, payload, err,
+            args=[group, msg_id, ENC.encode(outcome), self.settings.reply_ttl if inbox else 0, payload, err,
                   "" if decided_at is None else decided_at, decided_hash],
         )
         if res[0] == b"conflict":
@@ -243,36 +276,56 @@ class EventStore:
 
 
 class CommandBus:
-    """Client side of the bus: submit a command and wait for its one outcome."""
+    """Client side of the bus: submit a command and wait for its one outcome.
+
+    Owns the process's reply :class:`~services.adapters.inbox.Inbox` (keep one bus per
+    process): a waiting caller holds a future, not a Redis connection.
+    """
 
     def __init__(self, r: Any, settings: Settings) -> None:
+        from services.adapters.inbox import Inbox
+
         self.r = r
         self.settings = settings
         self.keys = settings.keys
+        self.inbox = Inbox(r, self.keys)
 
     async def send(self, envelope: CommandEnvelope) -> None:
-        """Put ``envelope`` (body a Struct) on its title's command stream of its partition."""
+        """Put ``envelope`` (body a Struct) on its title's command stream of its partition,
+        naming this process's inbox (the outcome is pushed there)."""
         p = self.keys.partition(envelope.game_id)
-        await self.r.xadd(self.keys.commands(p, envelope.title), {"c": ENC.encode(envelope)})
+        await self.r.xadd(self.keys.commands(p, envelope.title), {"c": ENC.encode(envelope), "r": self.inbox.name})
 
     async def wait(self, game_id: str, command_id: str, timeout: float = 30.0) -> Outcome | None:
-        """Wait up to ``timeout`` s for the outcome of ``command_id``; None if none came."""
-        deadline = time.monotonic() + timeout
-        reply = self.keys.reply(game_id, command_id)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            got = await self.r.blpop([reply], timeout=max(0.01, min(left, BLOCK_MS / 1000)))
-            if got is not None:
-                return decode_outcome(got[1])
-        raw = await self.r.get(self.keys.outcome(game_id, command_id))
-        return decode_outcome(raw) if raw is not None else None
+        """Wait up to ``timeout`` s for the outcome of ``command_id`` (sent by anyone); None if none came."""
+        fut = self.inbox.expect(game_id, command_id)
+        try:
+            raw = await self.r.get(self.keys.outcome(game_id, command_id))
+            if raw is not None:
+                return decode_outcome(raw)
+            return await self._until(fut, game_id, command_id, timeout)
+        finally:
+            self.inbox.forget(game_id, command_id, fut)
 
     async def submit(self, envelope: CommandEnvelope, timeout: float = 30.0) -> Outcome | None:
         """Send and wait. A retry with the same command id returns the first outcome."""
-        await self.send(envelope)
-        return await self.wait(envelope.game_id, envelope.command_id, timeout)
+        fut = self.inbox.expect(envelope.game_id, envelope.command_id)  # before sending: no reply can be missed
+        try:
+            await self.send(envelope)
+            return await self._until(fut, envelope.game_id, envelope.command_id, timeout)
+        finally:
+            self.inbox.forget(envelope.game_id, envelope.command_id, fut)
+
+    async def _until(self, fut: asyncio.Future, game_id: str, command_id: str, timeout: float) -> Outcome | None:
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            pass
+        try:
+            raw = await self.r.get(self.keys.outcome(game_id, command_id))
+        except (RedisConnectionError, RedisTimeoutError):  # e.g. a pooled connection a restart broke
+            return None  # no outcome known: the caller sends again (same command id)
+        return decode_outcome(raw) if raw is not None else None
 
 
 class GroupReader:

@@ -24,10 +24,11 @@ local function qh_wrong(spec)
 end
 """
 
-# KEYS: 1 meta, 2 events, 3 log, 4 outcome, 5 command stream, 6 reply, 7 games set, 8 secret,
-#       9 accepted-commands stream of the game
+# KEYS: 1 meta, 2 events, 3 log, 4 outcome, 5 command stream, 6 the sender's reply inbox in
+#       this partition, 7 games set, 8 secret, 9 accepted-commands stream of the game
 # ARGV: 1 expected version, 2 group, 3 message id ('' = none), 4 outcome, 5 game id,
-#       6 last hash, 7 status, 8 title, 9 reply ttl (s), 10 secret seed hex ('' = none),
+#       6 last hash, 7 status, 8 title, 9 inbox ttl (s; 0 = no inbox: nothing pushed),
+#       10 secret seed hex ('' = none),
 #       11 the accepted command (msgpack envelope), 12 the game's last hash decided on,
 #       13.. event payloads in version order
 # The game must be at the version *and* hash decided on: a replica whose cache holds a history
@@ -39,8 +40,10 @@ if bad then return redis.error_reply(bad) end
 local existing = redis.call('GET', KEYS[4])
 if existing then
   if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
-  redis.call('RPUSH', KEYS[6], existing)
-  redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+  if tonumber(ARGV[9]) > 0 then
+    redis.call('RPUSH', KEYS[6], existing)
+    redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+  end
   return {'dup', existing}
 end
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
@@ -73,15 +76,19 @@ if n > 0 then
 end
 redis.call('SET', KEYS[4], ARGV[4])
 if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
-redis.call('RPUSH', KEYS[6], ARGV[4])
-redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+if tonumber(ARGV[9]) > 0 then
+  redis.call('RPUSH', KEYS[6], ARGV[4])
+  redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+end
 return {'ok', tostring(cur + n)}
 """
 
 # Store a rejection (or reply a stored outcome) and acknowledge; optionally park in dead letters.
 # A rejection decided on a state that is no longer current is not stored: ('conflict', version).
-# KEYS: 1 outcome, 2 command stream, 3 reply, 4 dead-letter stream, 5 game meta
-# ARGV: 1 group, 2 message id ('' = none), 3 outcome, 4 reply ttl, 5 dead-letter payload ('' = none),
+# KEYS: 1 outcome, 2 command stream, 3 the sender's reply inbox in this partition, 4 dead-letter
+#       stream, 5 game meta
+# ARGV: 1 group, 2 message id ('' = none), 3 outcome, 4 inbox ttl (0 = no inbox),
+#       5 dead-letter payload ('' = none),
 #       6 error text, 7 version the rejection was decided on ('' = any), 8 the game's last hash
 #       decided on (checked with 7 when the version is > 0)
 REJECT = CHECK_TYPES + r"""
@@ -104,8 +111,10 @@ else
   end
 end
 if ARGV[2] ~= '' then redis.call('XACK', KEYS[2], ARGV[1], ARGV[2]) end
-redis.call('RPUSH', KEYS[3], out)
-redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+if tonumber(ARGV[4]) > 0 then
+  redis.call('RPUSH', KEYS[3], out)
+  redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+end
 if existing then return {'dup', existing} end
 return {'ok', out}
 """
@@ -121,10 +130,12 @@ return 1
 """
 
 # Apply read-model writes for a game up to a version, idempotently, and acknowledge the log entry.
-# KEYS: 1 applied, 2 log stream, then view keys (n_views), then feed keys (n_feeds)
+# KEYS: 1 applied, 2 log stream, then view keys (n_views), then feed keys (n_feeds), then the
+#       partition's change stream
 # ARGV: 1 expected applied version, 2 new version, 3 group, 4 message id ('' = none),
 #       5 n_views, 6 n_feeds, then n_views view payloads, then for each feed key:
-#       count, then count pairs (version, payload)
+#       count, then count pairs (version, payload); then the game id and the change stream's
+#       approximate length cap (the gateway's one reader wakes the game's sockets from it)
 PROJECT = CHECK_TYPES + r"""
 local spec = {KEYS[1], 'string', KEYS[2], 'stream'}
 for i = 3, 2 + tonumber(ARGV[5]) do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'string' end
@@ -167,6 +178,7 @@ for i = 1, nf do
 end
 redis.call('SET', KEYS[1], ARGV[2])
 if ARGV[4] ~= '' then redis.call('XACK', KEYS[2], ARGV[3], ARGV[4]) end
+redis.call('XADD', KEYS[3 + nv + nf], 'MAXLEN', '~', ARGV[a + 1], '*', 'g', ARGV[a], 'v', ARGV[2])
 return {'ok', ARGV[2]}
 """
 

@@ -9,6 +9,7 @@ detail (logged server side, without tokens). Routes: docs/gateway.md.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -312,7 +313,8 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
                          "stop working when this process stops and are not accepted by other replicas")
 
     async def startup(app: Litestar) -> None:
-        client = r if r is not None else connect(settings.url)
+        client = r if r is not None else connect(settings.url, max_connections=config.redis_connections,
+                                                        client_name=f"qh-gateway-{os.getpid()}")
         app.state.gw = GatewayService(client, settings, config, mets)
         app.state.own_redis = r is None
 

@@ -13,6 +13,11 @@ variable                       meaning                                          
 ``QUESTHALL_RATE_PER_SEAT``    commands per seat per ``QUESTHALL_RATE_WINDOW``        30
 ``QUESTHALL_RATE_WINDOW``      rate window, seconds                                   1
 ``QUESTHALL_COMMAND_TIMEOUT``  seconds a submit waits for the outcome                 10
+``QUESTHALL_MAX_IN_FLIGHT``    commands one gateway process waits for at once; a      2000
+                               submit beyond it is refused at once with ``503
+                               overloaded`` + ``Retry-After`` (socket: close 1013)
+``QUESTHALL_REDIS_CONNECTIONS`` the gateway process's Redis connection pool (a         48
+                               blocking pool: requests beyond it wait for one)
 =============================  =====================================================  =========
 """
 
@@ -40,6 +45,10 @@ class GatewayConfig:
     rate_per_seat: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_RATE_PER_SEAT", "30")))
     rate_window: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_RATE_WINDOW", "1")))
     command_timeout: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_COMMAND_TIMEOUT", "10")))
+    max_in_flight: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_MAX_IN_FLIGHT", "2000")))
+    """Commands waited for at once (the bus is saturated when outcomes come slower than commands)."""
+    redis_connections: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_REDIS_CONNECTIONS", "48")))
+    """Size of the process's Redis pool (sockets and waiting commands hold none)."""
     generated_key: bool = False
     """True when no key was configured and a random one was generated at start."""
 

@@ -23,6 +23,7 @@ from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import CommandBus, Settings, decode_outcome
 from services.gateway import tokens
 from services.gateway.config import GatewayConfig
+from services.gateway.fanout import ChangeFeed
 from services.gateway.metrics import Metrics
 from services.kernel import titles as all_titles
 
@@ -90,6 +91,8 @@ class GatewayService:
         self.config = config
         self.metrics = metrics
         self.bus = CommandBus(r, settings)
+        self.changes = ChangeFeed(r, self.keys)
+        """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
         self._titles: OrderedDict[str, str] = OrderedDict()
         self.title_infos = [
             TitleInfo(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
@@ -193,7 +196,9 @@ class GatewayService:
         id>`` for a join, ``c:`` for seatless create), so two seats never share an id, and a
         join (which answers with the seat's token) can never be answered by the stored outcome
         of one of the seat's commands, and its id is never stored or logged in the clear. Raises ApiError: 400 ``bad_command_id``, 409/422 for a rule
-        rejection (see :data:`UNPROCESSABLE`), 504 ``outcome_timeout`` (retry with the same id).
+        rejection (see :data:`UNPROCESSABLE`), 503 ``overloaded`` with ``Retry-After`` when the process
+        already waits for ``max_in_flight`` outcomes (nothing was sent), 504 ``outcome_timeout``
+        (retry with the same id).
         """
         if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
             raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
@@ -205,6 +210,10 @@ class GatewayService:
         t0 = time.perf_counter()
         out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
         if out is None:
+            if len(self.bus.inbox) >= self.config.max_in_flight:  # saturated: refuse fast rather than queue
+                self.metrics.command(title, "overloaded", time.perf_counter() - t0)
+                raise ApiError(503, "overloaded", "The server is overloaded; send the command again in a second.",
+                               command_id=client_id, headers={"Retry-After": "1"})
             env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
                                   expected_version=expected_version, issued_at=int(time.time() * 1000))
             try:

@@ -8,13 +8,16 @@ for every feed entry with version > V in increasing order, and ``{"type": "view"
 N, "view": ViewEnvelope}`` whenever the view passes the last version sent at a settled version
 (the last event of an accepted command: a command's intermediate states are never pushed as
 views), always after the feed entries up to its version. A client resumes with ``since`` = the highest version it got:
-it receives exactly what it missed, nothing twice. Client to server: ``{"type": "command",
+it receives exactly what it missed, nothing twice. A socket holds no Redis connection and
+does not poll: the gateway process's one change reader (:mod:`services.gateway.fanout`)
+wakes it when its game's read models change, and it then reads its feed from its cursor. Client to server: ``{"type": "command",
 "command": {...}, "command_id": ...}`` (seat sockets; answered by ``{"type": "outcome", ...}``)
 and ``{"type": "ping"}`` (answered by ``{"type": "pong"}``).
 
 Close codes: 4400 bad ``since``, 4401 token missing/invalid/expired, 4403 token of another
 game or seat, 4404 no such game, 1009 message larger than ``QUESTHALL_WS_MAX_MESSAGE``,
-1011 internal error.
+1011 internal error, 1013 overloaded (a command arrived while the gateway process waits for
+``QUESTHALL_MAX_IN_FLIGHT`` outcomes: nothing was sent; reconnect after a second).
 """
 
 from __future__ import annotations
@@ -28,13 +31,14 @@ from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
 from schemas.gateway import WsError, WsOutcome, WsPing
+from services.gateway.fanout import Waker
 from services.gateway.service import ApiError, GatewayService, view_version
 from services.gateway.wire import WS_CLIENT_MESSAGE
 
 log = structlog.get_logger("questhall.gateway.ws")
 
-BLOCK_MS = 1000
-"""XREAD BLOCK per round (shorter than the Redis socket timeout); the view is checked each round."""
+PAGE = 200
+"""Feed entries read per XRANGE while catching up."""
 _ENC = msgspec.json.Encoder()
 CLOSE_FOR_STATUS = {400: 4400, 401: 4401, 403: 4403, 404: 4404}
 
@@ -47,6 +51,7 @@ class _Pusher:
         self.gw = gw
         self.claims = claims
         self.socket = socket
+        self.game_id = game_id
         self.feed_key = gw.keys.feed(game_id, seat)
         self.view_key = gw.keys.view(game_id, seat)
         self.commands_key = gw.keys.game(game_id, "commands")
@@ -67,24 +72,42 @@ class _Pusher:
             self.cursor = v
 
     async def run(self) -> None:
+        """Push from ``since`` on; then again whenever the game's read models change (woken by
+        the process's one :class:`~services.gateway.fanout.ChangeFeed` reader)."""
+        waker = Waker()
+        feed = self.gw.changes
+        feed.subscribe(self.game_id, waker)  # before the first read: no change in between is missed
+        try:
+            while True:
+                if not await self.catch_up():
+                    return
+                await waker.wait()
+        finally:
+            feed.unsubscribe(self.game_id, waker)
+
+    async def catch_up(self) -> bool:
+        """Send every feed entry after the cursor, then the view if it passed the last one sent at
+        a settled version. False if the socket was closed (the seat changed hands)."""
         r = self.gw.r
+        if self.claims is not None and not await self.gw.still_held(self.claims):  # the seat changed hands
+            await self.socket.close(4401, "token_revoked: the seat was left and taken by another player")
+            return False
         while True:
-            resp = await r.xread({self.feed_key: f"{self.cursor}-0"}, count=200, block=BLOCK_MS)
-            if self.claims is not None and not await self.gw.still_held(self.claims):  # the seat changed hands
-                await self.socket.close(4401, "token_revoked: the seat was left and taken by another player")
-                return
-            for _, rows in resp or []:
-                await self._send_entries(rows)
-            raw = await r.get(self.view_key)
-            if raw is None:
-                continue
-            w = view_version(raw)
-            if w > self.view_sent and await r.xrange(self.commands_key, f"{w}-0", f"{w}-0"):
-                if w > self.cursor:
-                    await self._send_entries(await r.xrange(self.feed_key, f"({self.cursor}-0", f"{w}-0"))
-                await self.send(b'{"type":"view","version":%d,"view":%s}' % (w, raw))
-                self.view_sent = w
-                self.cursor = max(self.cursor, w)
+            rows = await r.xrange(self.feed_key, f"({self.cursor}-0", "+", count=PAGE)
+            await self._send_entries(rows)
+            if len(rows) < PAGE:
+                break
+        raw = await r.get(self.view_key)
+        if raw is None:
+            return True
+        w = view_version(raw)
+        if w > self.view_sent and await r.xrange(self.commands_key, f"{w}-0", f"{w}-0"):
+            if w > self.cursor:
+                await self._send_entries(await r.xrange(self.feed_key, f"({self.cursor}-0", f"{w}-0"))
+            await self.send(b'{"type":"view","version":%d,"view":%s}' % (w, raw))
+            self.view_sent = w
+            self.cursor = max(self.cursor, w)
+        return True
 
 
 async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
@@ -155,6 +178,9 @@ async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
             out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version)
             reply = WsOutcome(command_id=out.command_id, status="accepted", version=out.version, events=out.events)
         except ApiError as exc:
+            if exc.code == "overloaded":  # back off: the client reconnects (since = its last version) later
+                await socket.close(1013, "overloaded: try again in a second")
+                return
             if exc.version is None:
                 reply = WsError(code=exc.code, message=exc.message)  # type: ignore[assignment]
             else:

@@ -31,6 +31,8 @@ log = structlog.get_logger("questhall.consumer")
 
 Handler = Callable[[GroupReader, str, dict, int], Awaitable[None]]
 """``handle(reader, message id, fields, times delivered)``."""
+BatchHandler = Callable[[GroupReader, list[tuple[str, dict, int]]], Awaitable[None]]
+"""``handle_batch(reader, [(message id, fields, times delivered)])``: one read (or reclaim) at once."""
 
 
 class Tracker:
@@ -79,10 +81,14 @@ async def retry_connection(fn: Any, *args: Any) -> Any:
         delay = min(delay * 2, 2.0)
 
 
-async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms: int, reap_idle_ms: int,
+async def consume(rd: GroupReader, handle: Handler | None, *, service: str, min_idle_ms: int, reap_idle_ms: int,
                   faults: set[str], beats: dict[str, float], on_error: Callable[[], None],
-                  trim: bool = False, tracker: Tracker | None = None, inflight: str | None = None) -> None:
+                  trim: bool = False, tracker: Tracker | None = None, inflight: str | None = None,
+                  handle_batch: BatchHandler | None = None) -> None:
     """Serve ``rd`` until cancelled (see the module docstring). ``beats[stream]`` is the liveness beat.
+
+    Entries go to ``handle_batch`` (every entry of one read or reclaim in one call) if given,
+    else one by one to ``handle``.
 
     ``faults``: test hook; ``hang_after_read`` hangs while holding the entries just read.
     ``tracker``: hooks around handling (:class:`Tracker`); ``inflight``: the in-flight index
@@ -92,7 +98,8 @@ async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms
     async with anyio.create_task_group() as tg:
         tg.start_soon(_keep_in_hand, rd, in_hand, max(min_idle_ms / 4000, 0.01), service)
         await _loop(rd, handle, in_hand, tracker or Tracker(), service=service, min_idle_ms=min_idle_ms,
-                    reap_idle_ms=reap_idle_ms, faults=faults, beats=beats, on_error=on_error, trim=trim, inflight=inflight)
+                    reap_idle_ms=reap_idle_ms, faults=faults, beats=beats, on_error=on_error, trim=trim, inflight=inflight,
+                    handle_batch=handle_batch)
 
 
 async def _keep_in_hand(rd: GroupReader, in_hand: dict[str, None], every: float, service: str) -> None:
@@ -108,9 +115,10 @@ async def _keep_in_hand(rd: GroupReader, in_hand: dict[str, None], every: float,
         await anyio.sleep(max(0.0, every - (anyio.current_time() - started)))
 
 
-async def _loop(rd: GroupReader, handle: Handler, in_hand: dict[str, None], tracker: Tracker, *, service: str,
+async def _loop(rd: GroupReader, handle: Handler | None, in_hand: dict[str, None], tracker: Tracker, *, service: str,
                 min_idle_ms: int, reap_idle_ms: int, faults: set[str], beats: dict[str, float],
-                on_error: Callable[[], None], trim: bool, inflight: str | None) -> None:
+                on_error: Callable[[], None], trim: bool, inflight: str | None,
+                handle_batch: BatchHandler | None) -> None:
     last_claim = 0.0
     last_reap = time.monotonic()
     claim_every = max(min_idle_ms / 2000, 0.05)
@@ -124,9 +132,14 @@ async def _loop(rd: GroupReader, handle: Handler, in_hand: dict[str, None], trac
                 if deleted:
                     await tracker.deleted(rd, deleted)
                 in_hand.update((mid, None) for mid, _, _ in claimed)
-                for mid, fields, delivered in claimed:
-                    await handle(rd, mid, fields, delivered)
-                    in_hand.pop(mid, None)
+                if handle_batch is not None:
+                    if claimed:
+                        await handle_batch(rd, claimed)
+                    in_hand.clear()
+                else:
+                    for mid, fields, delivered in claimed:
+                        await handle(rd, mid, fields, delivered)
+                        in_hand.pop(mid, None)
                 if claimed:
                     await tracker.done(rd, [mid for mid, _, _ in claimed])
             if time.monotonic() - last_reap >= 60:
@@ -142,9 +155,14 @@ async def _loop(rd: GroupReader, handle: Handler, in_hand: dict[str, None], trac
             in_hand.update((mid, None) for mid, _ in entries)  # refreshed from now on
             if entries:
                 await tracker.read(rd, entries)
-            for mid, fields in entries:
-                await handle(rd, mid, fields, 1)
-                in_hand.pop(mid, None)
+            if handle_batch is not None:
+                if entries:
+                    await handle_batch(rd, [(mid, fields, 1) for mid, fields in entries])
+                in_hand.clear()
+            else:
+                for mid, fields in entries:
+                    await handle(rd, mid, fields, 1)
+                    in_hand.pop(mid, None)
             if entries:
                 await tracker.done(rd, [mid for mid, _ in entries])
         except Exception as exc:

@@ -12,10 +12,12 @@ loop is busy:
 - ``GET /metrics`` -- Prometheus text format: ``questhall_handled_total`` (commands handled by
   a worker, or read-model updates by a projector), ``questhall_loop_age_seconds`` (oldest
   partition loop heartbeat), ``questhall_ready`` (last readiness answer); of a worker also
-  ``questhall_commands_duplicate_total`` (handlings that found the stored outcome),
-  ``questhall_commands_parked_total`` (parked after recorded handling failures) and
-  ``questhall_commands_lost_total`` (pending commands trimmed or deleted behind the group's
-  back, answered ``lost`` where identified); of a projector ``questhall_projections_parked_total``
+  ``questhall_commands_rejected_total`` (rejections stored), ``questhall_commands_conflict_total``
+  (commands decided again after a version conflict), ``questhall_commands_duplicate_total``
+  (handlings that found the stored outcome), ``questhall_commands_parked_total`` (parked after
+  recorded handling failures) and ``questhall_commands_lost_total`` (pending commands trimmed or
+  deleted behind the group's back, answered ``lost`` where identified) -- the per-command log
+  lines are at debug level, these count them; of a projector ``questhall_projections_parked_total``
   (log entries parked after failed tries); plus the client's default process and Python collectors.
 """
 
@@ -108,7 +110,9 @@ class Health:
                                       labels=["service"])
         handled.add_metric([self.kind], float(getattr(self.service, "handled", getattr(self.service, "applied", 0))))
         yield handled
-        for attr, name, doc in (("duplicates", "questhall_commands_duplicate", "Handlings that found the stored outcome."),
+        for attr, name, doc in (("rejected", "questhall_commands_rejected", "Rejections stored."),
+                                ("conflicts", "questhall_commands_conflict", "Commands decided again after a version conflict."),
+                                ("duplicates", "questhall_commands_duplicate", "Handlings that found the stored outcome."),
                                 ("parked", "questhall_commands_parked", "Commands parked after recorded handling failures."),
                                 ("lost", "questhall_commands_lost", "Pending commands removed from their stream before handling."),
                                 ("parked_entries", "questhall_projections_parked", "Log entries parked after failed projections.")):

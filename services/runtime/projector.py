@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 import msgspec
 import structlog
+from redis.exceptions import NoScriptError
 
 from schemas.envelope import (
     LIFECYCLE_EVENTS,
@@ -47,6 +48,8 @@ STATUSES = ("lobby", "active", "finished", "abandoned")
 _LOBBY_EVENTS = tuple(e for e in LIFECYCLE_EVENTS if e is not SeedRevealed)
 """Events that change a game's lobby entry or result."""
 JSON = msgspec.json.Encoder()
+CHANGES_MAXLEN = 10_000
+"""Approximate cap of a partition's change stream (the gateway's reader only needs its tail)."""
 
 
 def lobby_note(title: Title, game: lifecycle.Game) -> str:
@@ -115,42 +118,170 @@ class Projector:
             task_status.started()
 
     async def _serve(self, rd: GroupReader) -> None:
-        async def handle(rd: GroupReader, mid: str, fields: dict, delivered: int) -> None:
-            await self._entry_isolated(rd, mid, fields, delivered)
+        async def batch(rd: GroupReader, entries: list[tuple[str, dict, int]]) -> None:
+            await self.apply_batch(rd.stream, entries)
 
-        await consume(rd, handle, service="projector", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
-                      faults=self.faults, beats=self.beats, on_error=self.cache.clear)
+        await consume(rd, None, service="projector", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
+                      faults=self.faults, beats=self.beats, on_error=self.cache.clear, handle_batch=batch)
 
-    async def _entry_isolated(self, rd: GroupReader, mid: str, fields: dict, delivered: int = 1) -> None:
-        """One log entry; an entry that cannot be applied stays pending (reclaimed later) and is
-        logged, and never holds up the entries read or reclaimed with it; after
-        ``max_failures`` failed tries it is parked (see the module docstring)."""
-        fails = self.keys.failures(rd.stream)
-        try:
-            await self._entry(rd, mid, fields)
-            if delivered > 1:
-                await self.r.hdel(fails, mid)
-        except Exception as exc:
-            if is_connection_error(exc):
-                raise
-            gid = fields.get(b"g", b"?").decode(errors="replace")
-            log.exception("projection_failed", log_stream=rd.stream, message_id=mid, game_id=gid[:80])
-            self.cache.pop(gid, None)
+    async def apply_batch(self, log_stream: str, entries: list[tuple[str, dict, int]]) -> None:
+        """Project one read of a partition log: ``[(message id, fields, times delivered)]``.
+
+        The entries are grouped by game and coalesced: a game whose cached state is at the
+        version just before its first new entry (and chains on it by hash) is projected from the
+        event payloads the entries carry, with no read; the batch's projection scripts (each a
+        compare-and-set on the applied version that acknowledges the game's last entry) and the
+        acknowledgement of the game's earlier entries go in one pipeline (lobby and results, in
+        their own slot, in one pipeline before it). A game without a usable cached state, or
+        whose script answers a conflict, is brought up to date from its stream
+        (:meth:`apply`). A game whose entries cannot be applied is logged and its entries stay
+        pending (each failure recorded; parked after ``max_failures``); it never holds up the others.
+        """
+        by_game: dict[str, list[tuple[str, dict]]] = {}
+        redelivered = [mid for mid, _, d in entries if d > 1]
+        for mid, fields, _ in entries:
+            by_game.setdefault(fields.get(b"g", b"?").decode(errors="replace"), []).append((mid, fields))
+        half = "half_pipeline" in self.faults and len(by_game) > 1
+        if half:  # test hook: project the batch's first half of games only, then hang (to be killed)
+            by_game = dict(list(by_game.items())[:len(by_game) // 2])
+        failed = await self._apply_games(log_stream, by_game)
+        if half:
+            log.warning("fault_half_pipeline", games=len(by_game))
+            await anyio.sleep_forever()
+        done = [mid for mid in redelivered if mid not in failed]
+        if done:  # applied after earlier failures: their failure records go
+            await self.r.hdel(self.keys.failures(log_stream), *done)
+
+    async def _failed(self, log_stream: str, gid: str, rows: list[tuple[str, dict]], exc: Exception) -> None:
+        """Record a failed try of each of a game's entries; park an entry that failed ``max_failures`` times."""
+        log.error("projection_failed", log_stream=log_stream, message_id=rows[-1][0], game_id=gid[:80], exc_info=exc)
+        self.cache.pop(gid, None)
+        fails = self.keys.failures(log_stream)
+        for mid, fields in rows:
             if await self.r.hincrby(fails, mid, 1) >= self.max_failures:
                 error = f"projection failed {self.max_failures} times: {type(exc).__name__}: {exc}"[:500]
-                p = self.keys.partition(gid) if GAME_ID.match(gid) else int(rd.stream.rsplit(":p", 1)[-1].split("}", 1)[0])
-                await self.store.park(stream=rd.stream, dead=self.keys.log_dead(p), group=GROUP, msg_id=mid,
+                p = self.keys.partition(gid) if GAME_ID.match(gid) else int(log_stream.rsplit(":p", 1)[-1].split("}", 1)[0])
+                await self.store.park(stream=log_stream, dead=self.keys.log_dead(p), group=GROUP, msg_id=mid,
                                       payload=fields.get(b"e", b""), error=error)
                 await self.r.hdel(fails, mid)
                 self.parked_entries += 1
-                log.error("projection_parked", log_stream=rd.stream, message_id=mid, game_id=gid[:80],
+                log.error("projection_parked", log_stream=log_stream, message_id=mid, game_id=gid[:80],
                           version=fields.get(b"v", b"?").decode(errors="replace")[:20], error=error)
 
-    async def _entry(self, rd: GroupReader, mid: str, fields: dict) -> None:
-        gid = fields[b"g"].decode()
-        title = fields[b"t"].decode()
-        v = int(fields[b"v"])
-        await self.apply(gid, title, v, log_stream=rd.stream, msg_id=mid)
+    async def _apply_games(self, log_stream: str, by_game: dict[str, list[tuple[str, dict]]]) -> set[str]:
+        """Project the entries of a batch, by game (see :meth:`apply_batch`); returns the ids of
+        the entries whose game failed."""
+        failed: set[str] = set()
+        steps: list[tuple[str, list[str], lifecycle.Game, Any]] = []
+        slow: list[str] = []
+        lobby: list[lifecycle.Game] = []
+        for gid, rows in by_game.items():
+            try:
+                step = self._coalesce(gid, rows, log_stream)
+            except Exception:  # e.g. a payload no code can read: the stream path decides (and records it)
+                self.cache.pop(gid, None)
+                step = None
+            if step is None:
+                slow.append(gid)
+                continue
+            after, call, lobby_changed = step
+            if lobby_changed:
+                lobby.append(after)
+            steps.append((gid, [m for m, _ in rows], after, call))
+        if lobby:  # first, in their own slot: a projection is never acknowledged before its lobby entry
+            async with self.r.pipeline(transaction=False) as pipe:
+                for game in lobby:
+                    self._lobby_call(game, pipe)
+                await pipe.execute()
+        if steps:
+            async with self.r.pipeline(transaction=False) as pipe:
+                for _, mids, _, (keys, args) in steps:
+                    pipe.execute_command("EVALSHA", self._project.sha, len(keys), *keys, *args)
+                    if len(mids) > 1:
+                        pipe.xack(log_stream, GROUP, *mids[:-1])
+                results = await pipe.execute(raise_on_error=False)
+            it = iter(results)
+            for gid, mids, after, _ in steps:
+                res = next(it)
+                if len(mids) > 1:
+                    ack = next(it)
+                    if isinstance(ack, Exception) and is_connection_error(ack):
+                        raise ack
+                if isinstance(res, Exception):
+                    if is_connection_error(res):
+                        raise res
+                    if isinstance(res, NoScriptError):
+                        await self.r.script_load(scripts.PROJECT)
+                    slow.append(gid)
+                    self.cache.pop(gid, None)
+                    continue
+                if res[0] in (b"ok", b"skip"):
+                    self._remember(after)
+                    self.applied += 1
+                    continue
+                self.cache.pop(gid, None)  # another projector moved the game on, or our cache is stale
+                slow.append(gid)
+        for gid in slow:
+            rows = by_game[gid]
+            try:
+                await self.apply(gid, rows[-1][1][b"t"].decode(), max(int(f[b"v"]) for _, f in rows),
+                                 log_stream=log_stream, msg_id=rows[-1][0])
+                if len(rows) > 1:
+                    await self.r.xack(log_stream, GROUP, *[m for m, _ in rows[:-1]])
+            except Exception as exc:
+                if is_connection_error(exc):
+                    raise
+                await self._failed(log_stream, gid, rows, exc)
+                failed.update(m for m, _ in rows)
+        return failed
+
+    def _coalesce(self, gid: str, rows: list[tuple[str, dict]], log_stream: str) -> tuple[lifecycle.Game, tuple[list, list], bool] | None:
+        """The projection of ``rows`` (one game's entries of a batch) from the cached state and the
+        payloads they carry: ``(state after, (keys, args) of the script, lobby changed)``; None
+        if the cache cannot be used (absent, or a gap between it and the entries)."""
+        game = self.cache.get(gid)
+        if game is None:
+            return None
+        title_name = rows[-1][1][b"t"].decode()
+        codec = get_codec(title_name)
+        new: list[EventEnvelope] = []
+        nxt = game.version + 1
+        for _, f in sorted(rows, key=lambda row: int(row[1][b"v"])):
+            v = int(f[b"v"])
+            if v < nxt:
+                continue  # projected already (as far as this projector knows: the script checks)
+            if v != nxt:
+                return None  # a gap: fill it from the stream
+            e = codec.decode_event(f[b"e"], game_id=gid, version=v)
+            if e.prev_hash != (new[-1].hash if new else game.last_hash):
+                return None
+            new.append(e)
+            nxt += 1
+        after = lifecycle.fold(codec.title, new, game)
+        return after, self._project_call(codec.title, game, after, new, log_stream, rows[-1][0]), \
+            (any(isinstance(e.body, _LOBBY_EVENTS) for e in new) or lobby_note(codec.title, game) != lobby_note(codec.title, after))
+
+    def _project_call(self, title: Title, before: lifecycle.Game, after: lifecycle.Game, new: list[EventEnvelope],
+                      log_stream: str, msg_id: str) -> tuple[list[str], list[Any]]:
+        """``(keys, args)`` of the projection script bringing a game's read models from ``before`` to ``after``."""
+        k = self.keys
+        gid = after.game_id
+        views, feeds = projection(title, after, new)
+        view_keys = [k.view(gid, s) for s, _ in views]
+        feed_keys = [k.feed(gid, s) for s, _ in feeds]
+        args: list[Any] = [before.version, after.version, GROUP, msg_id, len(views), len(feeds), *[b for _, b in views]]
+        for _, rows in feeds:
+            args.append(len(rows))
+            for v, b in rows:
+                args += [v, b]
+        args += [gid, CHANGES_MAXLEN]
+        return [k.rm(gid, "applied"), log_stream, *view_keys, *feed_keys, k.changes(k.partition(gid))], args
+
+    def _remember(self, game: lifecycle.Game) -> None:
+        self.cache[game.game_id] = game
+        self.cache.move_to_end(game.game_id)
+        while len(self.cache) > self.cache_size:
+            self.cache.popitem(last=False)
 
     async def apply(self, game_id: str, title_name: str, version: int, *, log_stream: str | None = None, msg_id: str = "") -> str:
         """Bring the read models of a game up to at least ``version``; returns ``ok`` or ``skip``.
@@ -178,21 +309,11 @@ class Projector:
             after = lifecycle.fold(title, new, game)
             if any(isinstance(e.body, _LOBBY_EVENTS) for e in new) or lobby_note(title, game) != lobby_note(title, after):
                 await self._update_lobby(after)
-            views, feeds = projection(title, after, new)
-            view_keys = [k.view(game_id, s) for s, _ in views]
-            feed_keys = [k.feed(game_id, s) for s, _ in feeds]
-            args: list[Any] = [applied, after.version, GROUP, msg_id, len(views), len(feeds), *[b for _, b in views]]
-            for _, entries in feeds:
-                args.append(len(entries))
-                for v, b in entries:
-                    args += [v, b]
-            res = await self._project(keys=[k.rm(game_id, "applied"), log_stream, *view_keys, *feed_keys], args=args)
+            keys, args = self._project_call(title, game, after, new, log_stream, msg_id)
+            res = await self._project(keys=keys, args=args)
             tag = res[0].decode()
             if tag in ("ok", "skip"):
-                self.cache[game_id] = after
-                self.cache.move_to_end(game_id)
-                while len(self.cache) > self.cache_size:
-                    self.cache.popitem(last=False)
+                self._remember(after)
                 self.applied += 1
                 log.debug("projected", title=title.name, game_id=game_id, version=after.version)
                 return tag
@@ -200,6 +321,10 @@ class Projector:
         raise RuntimeError(f"could not project game {game_id!r} to version {version}: kept conflicting")
 
     async def _update_lobby(self, game: lifecycle.Game) -> None:
+        await self._lobby_call(game, None)
+
+    def _lobby_call(self, game: lifecycle.Game, pipe: Any) -> Any:
+        """The lobby script for ``game`` (on ``pipe`` if given, else awaitable on the client)."""
         k = self.keys
         status = game.status
         names = [s.name for s in game.seats]
@@ -213,10 +338,11 @@ class Projector:
         flat: list[Any] = []
         for f, v in fields.items():
             flat += [f, v]
-        await self._lobby(
-            keys=[k.lobby_applied(game.game_id), k.lobby_game(game.game_id), k.result(game.game_id), k.lobby_index(game.title, status), *others],
-            args=[game.version, game.game_id, game.created_at, result, *flat],
-        )
+        keys = [k.lobby_applied(game.game_id), k.lobby_game(game.game_id), k.result(game.game_id), k.lobby_index(game.title, status), *others]
+        args = [game.version, game.game_id, game.created_at, result, *flat]
+        if pipe is not None:
+            return pipe.execute_command("EVALSHA", self._lobby.sha, len(keys), *keys, *args)
+        return self._lobby(keys=keys, args=args)
 
 
 async def rebuild(r: Any, settings: Settings) -> int:

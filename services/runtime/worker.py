@@ -1,14 +1,19 @@
 """The game worker service: one title, any number of replicas sharing a consumer group.
 
-For each command: decode the envelope and body, load the game (state cache, else snapshot +
-tail), ``decide`` with the game's chance, stamp the events (versions, hash chain), and run the
-atomic append (expected version, command-id idempotency, game stream, partition log, stored
-outcome, XACK, reply) -- or store a rejection. On a version conflict the game is reloaded and
-the command decided again. A command whose handling raised ``max_failures`` times (failures
-recorded in the stream's failures hash; never the delivery count alone, which also rises when
-a slow replica's entries are reclaimed) is parked in the title's dead-letter stream with a
-``handling_failed`` outcome. A second handling that finds the stored outcome replies it again
-and logs ``command_duplicate``.
+A read of a command stream (up to 64 entries) is handled as a batch: decode every envelope and
+body, group by game, load the games not in the state cache (snapshot + tail, concurrently),
+``decide`` each game's commands in stream order on its in-memory state with the game's
+chance, stamp the events (versions, hash chain), and send the batch's atomic append scripts
+(expected version and hash, command-id idempotency, game stream, partition log, stored
+outcome, XACK, push to the sender's reply inbox) and reject scripts in one pipeline. On a
+version conflict only that game's remaining commands are decided again on its reloaded state.
+A cached game costs no round trip but its script (its seed, title and metadata are cached
+with it and the script verifies version and hash). A command whose handling raised
+``max_failures`` times (failures recorded in the stream's failures hash; never the delivery
+count alone, which also rises when a slow replica's entries are reclaimed) is parked in the
+title's dead-letter stream with a ``handling_failed`` outcome. A second handling that finds the
+stored outcome pushes it again and counts a duplicate. Per-command log lines are at debug level; counters hold them
+(``questhall_commands_*_total`` on ``/metrics``).
 
 A worker contains no game rule: it only wires the kernel to the Redis adapters.
 """
@@ -20,14 +25,17 @@ import random
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import msgspec
 import structlog
+from redis.exceptions import NoScriptError
 
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, Rejected
-from services.adapters.keys import COMMAND_ID, GAME_ID
+from services.adapters import scripts
+from services.adapters.keys import COMMAND_ID, GAME_ID, INBOX
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
@@ -60,8 +68,9 @@ class Worker:
     ``chance_override`` maps game ids to a fixed chance: scenario and test runners only;
     ``clock_override(game_id) -> ms`` replaces the worker's clock for the ``received_at`` it
     stamps (scenario runners let time pass with it).
-    ``faults`` (test hook, e.g. ``{"hang_after_read"}``) makes the worker hang while it holds
-    pending entries so that a test can kill it.
+    ``faults`` (test hook, e.g. ``{"hang_after_read"}``, or ``{"half_pipeline"}``: only the first
+    half of a batch's pipeline is sent) makes the worker hang while it holds pending entries so
+    that a test can kill it.
     """
 
     def __init__(self, r: Any, settings: Settings, title: str, *, consumer: str | None = None,
@@ -99,6 +108,8 @@ class Worker:
         """Commands parked after recorded handling failures."""
         self.lost = 0
         """Pending commands removed from their stream behind the group's back (answered ``lost``)."""
+        self.conflicts = 0
+        """Commands decided again after a version conflict (another replica moved the game on)."""
         self.beats: dict[str, float] = {}
 
     # -- running ----------------------------------------------------------------------------
@@ -119,10 +130,13 @@ class Worker:
         return await retry_connection(fn, *args)
 
     async def _serve(self, rd: GroupReader) -> None:
-        await consume(rd, self._handle_entry, service=f"worker:{self.title.name}", min_idle_ms=self.min_idle_ms,
-                      reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
-                      on_error=self._forget, trim=True, tracker=_InFlight(self), inflight=self.keys.inflight(rd.stream))
+        async def batch(rd: GroupReader, entries: list[tuple[str, dict, int]]) -> None:
+            await self.handle_batch(rd.stream, entries)
 
+        await consume(rd, None, service=f"worker:{self.title.name}", min_idle_ms=self.min_idle_ms,
+                      reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
+                      on_error=self._forget, trim=True, tracker=_InFlight(self), inflight=self.keys.inflight(rd.stream),
+                      handle_batch=batch)
     async def answer_lost(self, rd: GroupReader, ids: list[str]) -> int:
         """Answer the callers of pending commands whose entries were trimmed or deleted.
 
@@ -140,58 +154,91 @@ class Worker:
             if rec is None:
                 log.error("pending_command_lost", title=self.title.name, message_id=mid, identified=False)
                 continue
-            gid, cid = msgspec.msgpack.decode(rec)
+            gid, cid, *rest = msgspec.msgpack.decode(rec)
             out = Rejected(command_id=cid, game_id=gid, code="lost",
                            message="The command was removed from its stream before it was handled; nothing was applied.")
-            tag, stored = await self.store.reject_tagged(outcome=out, stream=rd.stream, group=self.group, msg_id="")
+            tag, stored = await self.store.reject_tagged(outcome=out, stream=rd.stream, group=self.group, msg_id="",
+                                                         inbox=rest[0] if rest else "")
             log.error("pending_command_lost", title=self.title.name, message_id=mid, game_id=gid, command_id=cid,
                       identified=True, outcome=type(stored).__name__ if tag == "dup" else "lost")
             answered += 1
         await self.r.hdel(index, *ids)
         return answered
 
-    async def _handle_entry(self, rd: GroupReader, mid: str, fields: dict, delivered: int) -> None:
-        fails = self.keys.failures(rd.stream)
-        if delivered > 1:  # only a redelivered entry can have recorded failures
-            last, n = await self.r.hmget(fails, [mid, f"{mid}:n"])
-            if n is not None and int(n) >= self.max_failures:
-                why = f"handling failed {int(n)} times" + (f"; last error: {last.decode()}" if last else "")
-                await self._park(rd, mid, fields, why)
-                await self.r.hdel(fails, mid, f"{mid}:n")
-                return
-        try:
-            await self.handle(rd.stream, mid, fields)
-            if delivered > 1:
-                await self.r.hdel(fails, mid, f"{mid}:n")
-        except Exception as exc:
-            if is_connection_error(exc):
-                raise
-            log.exception("command_handling_failed", title=self.title.name, message_id=mid, delivered=delivered)
-            async with self.r.pipeline(transaction=True) as pipe:
-                pipe.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
-                pipe.hincrby(fails, f"{mid}:n", 1)
-                await pipe.execute()
-            self._forget()
+    async def _failed(self, stream: str, mid: str, exc: Exception, failed: set[str], **ids: Any) -> None:
+        """Record why handling ``mid`` raised; the entry stays pending (reclaimed, parked after ``max_failures``)."""
+        failed.add(mid)
+        log.error("command_handling_failed", title=self.title.name, message_id=mid, exc_info=exc, **ids)
+        fails = self.keys.failures(stream)
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.hset(fails, mid, f"{type(exc).__name__}: {exc}"[:500])
+            pipe.hincrby(fails, f"{mid}:n", 1)
+            await pipe.execute()
 
-    async def _park(self, rd: GroupReader, mid: str, fields: dict, error: str) -> None:
+    async def _park(self, stream: str, mid: str, fields: dict, error: str) -> None:
         raw = fields.get(b"c", b"")
-        dead = self.dead_of[rd.stream]
+        dead = self.dead_of[stream]
         try:
             env = ENVELOPE_DECODER.decode(raw)
         except Exception:
-            await self.store.park(stream=rd.stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=error)
+            await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=error)
             log.error("command_parked", title=self.title.name, message_id=mid, error=error)
             return
         out = Rejected(command_id=env.command_id, game_id=env.game_id, code="handling_failed",
                        message="The command could not be handled and was parked for an operator.")
-        await self.store.reject(outcome=out, stream=rd.stream, group=self.group, msg_id=mid, dead=(dead, raw, error))
+        await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid, dead=(dead, raw, error),
+                                inbox=_inbox(fields))
         self.parked += 1
         log.error("command_parked", title=self.title.name, game_id=env.game_id, command_id=env.command_id, error=error)
 
-    # -- one command ------------------------------------------------------------------------
+    # -- a batch of commands ----------------------------------------------------------------
     async def handle(self, stream: str, mid: str, fields: dict) -> None:
-        """Handle one command-stream entry to its one stored outcome."""
+        """Handle one command-stream entry to its one stored outcome (a batch of one)."""
+        await self.handle_batch(stream, [(mid, fields, 1)])
+
+    async def handle_batch(self, stream: str, entries: list[tuple[str, dict, int]]) -> None:
+        """Handle the entries ``(message id, fields, times delivered)`` of one read of ``stream``.
+
+        Every entry is decoded first (a malformed one is answered or parked on its own); the
+        rest are grouped by game and each game's commands are decided in stream order on its
+        in-memory state, then the batch's append / reject scripts go to Redis in one pipeline.
+        Each script is atomic and checks the command id, the game's version and last hash, so a
+        game that moved on (another replica) conflicts: only that game's remaining commands are
+        decided again on its reloaded state. A connection error propagates (the entries stay
+        pending); any other error of one command is recorded and leaves its entry pending.
+        """
+        fails = self.keys.failures(stream)
+        failed: set[str] = set()
+        parked: set[str] = set()
+        jobs: list[_Job] = []
+        for mid, fields, delivered in entries:
+            try:
+                if delivered > 1:  # only a redelivered entry can have recorded failures
+                    last, n = await self.r.hmget(fails, [mid, f"{mid}:n"])
+                    if n is not None and int(n) >= self.max_failures:
+                        why = f"handling failed {int(n)} times" + (f"; last error: {last.decode()}" if last else "")
+                        await self._park(stream, mid, fields, why)
+                        await self.r.hdel(fails, mid, f"{mid}:n")
+                        parked.add(mid)
+                        continue
+                job = await self._prepare(stream, mid, fields, delivered)
+            except Exception as exc:
+                if is_connection_error(exc):
+                    raise
+                await self._failed(stream, mid, exc, failed)
+                continue
+            if job is not None:
+                jobs.append(job)
+        if jobs:
+            await self._decide_batch(stream, jobs, failed)
+        done = [mid for mid, _, d in entries if d > 1 and mid not in failed and mid not in parked]
+        if done:  # handled after earlier failures: their error records go
+            await self.r.hdel(fails, *done, *[f"{mid}:n" for mid in done])
+
+    async def _prepare(self, stream: str, mid: str, fields: dict, delivered: int) -> _Job | None:
+        """Decode one entry; None if it was answered (refused) or parked right here."""
         raw = fields.get(b"c", b"")
+        inbox = _inbox(fields)
         try:
             env: CommandEnvelope = ENVELOPE_DECODER.decode(raw)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
@@ -201,12 +248,12 @@ class Worker:
                 gid, cid = ids
                 out = Rejected(command_id=cid, game_id=gid, code="bad_command", message=f"The command envelope is invalid: {exc}.")
                 await self.store.reject(outcome=out, stream=stream, group=self.group, msg_id=mid,
-                                        dead=(dead, raw, f"undecodable envelope: {exc}"))
+                                        dead=(dead, raw, f"undecodable envelope: {exc}"), inbox=inbox)
                 log.warning("envelope_undecodable", title=self.title.name, game_id=gid, command_id=cid, error=str(exc))
-                return
+                return None
             await self.store.park(stream=stream, dead=dead, group=self.group, msg_id=mid, payload=raw, error=f"undecodable envelope: {exc}")
             log.warning("envelope_undecodable", title=self.title.name, message_id=mid, error=str(exc))
-            return
+            return None
         if not GAME_ID.match(env.game_id) or not COMMAND_ID.match(env.command_id):
             # No key may be named after an id that is not one (any length, any bytes): park.
             dead = self.dead_of[stream]
@@ -214,86 +261,213 @@ class Worker:
                                   error="bad game id" if not GAME_ID.match(env.game_id) else "bad command id")
             log.warning("command_parked", title=self.title.name, message_id=mid, game_id=env.game_id[:80],
                         command_id=env.command_id[:80], error="bad id")
-            return
-        blog = log.bind(title=self.title.name, game_id=env.game_id, command_id=env.command_id)
-
-        async def refuse(code: str, message: str, version: int = 0, decided_at: int | None = None, decided_hash: str = "") -> bool:
-            if len(message) > 300:  # it may echo client strings (an unknown field, a title): stored for good
-                message = message[:297] + "..."
-            out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=message, version=version)
-            tag, stored = await self.store.reject_tagged(outcome=out, stream=stream, group=self.group, msg_id=mid,
-                                                         decided_at=decided_at, decided_hash=decided_hash)
-            if tag == "conflict":
-                return False
-            if tag == "dup":  # handled before (a redelivery or a retry): the stored outcome was replied again
-                self.duplicates += 1
-                blog.info("command_duplicate", outcome=type(stored).__name__)
-                return True
-            self.rejected += 1
-            blog.info("command_rejected", code=code, version=version)
-            return True
-
+            return None
         if env.title != self.title.name or self.keys.commands(self.keys.partition(env.game_id), env.title) != stream:
-            await refuse("bad_command", f"The command for title {env.title!r} arrived on the wrong stream.")
-            return
+            await self._refuse_now(stream, mid, env, inbox, "bad_command",
+                                   f"The command for title {env.title!r} arrived on the wrong stream.")
+            return None
         try:
             body = self.codec.decode_command_body(env.body)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            await refuse("bad_command", f"The command body is invalid: {exc}.")
-            return
-        cmd = msgspec.structs.replace(env, body=body)
+            await self._refuse_now(stream, mid, env, inbox, "bad_command", f"The command body is invalid: {exc}.")
+            return None
+        return _Job(mid=mid, cmd=msgspec.structs.replace(env, body=body), inbox=inbox, delivered=delivered)
 
+    async def _refuse_now(self, stream: str, mid: str, env: CommandEnvelope, inbox: str, code: str, message: str,
+                          version: int = 0) -> None:
+        """Store a rejection right away (not decided on a game state: no version check)."""
+        out = Rejected(command_id=env.command_id, game_id=env.game_id, code=code, message=_short(message), version=version)
+        tag, stored = await self.store.reject_tagged(outcome=out, stream=stream, group=self.group, msg_id=mid, inbox=inbox)
+        if tag == "dup":  # handled before (a redelivery or a retry): the stored outcome was pushed again
+            self.duplicates += 1
+            log.debug("command_duplicate", title=self.title.name, game_id=env.game_id, command_id=env.command_id,
+                      outcome=type(stored).__name__)
+            return
+        self.rejected += 1
+        log.debug("command_rejected", title=self.title.name, game_id=env.game_id, command_id=env.command_id, code=code)
+
+    async def _states(self, game_ids: list[str]) -> dict[str, tuple[lifecycle.Game, bytes | None] | Exception]:
+        """Each game's state and seed: from the cache, else loaded (concurrently) from Redis.
+
+        A game that cannot be loaded maps to its exception: a :class:`Rejection` (a game of
+        another title) or an error (e.g. ``CorruptEvent``); a connection error propagates.
+        """
+        out: dict[str, tuple[lifecycle.Game, bytes | None] | Exception] = {}
+        missing = []
+        for gid in game_ids:
+            g = self.cache.get(gid)
+            if g is not None:
+                self.cache.move_to_end(gid)
+                out[gid] = (g, self.seeds.get(gid))
+            else:
+                missing.append(gid)
+
+        async def load(gid: str) -> None:
+            try:
+                game = await self._game(gid)
+                out[gid] = (game, await self.store.seed(gid) if game.version > 0 else None)
+            except Exception as exc:  # Rejection: the game id belongs to a game of another title
+                if is_connection_error(exc):
+                    raise
+                out[gid] = exc
+
+        if len(missing) == 1:
+            await load(missing[0])
+        elif missing:
+            async with anyio.create_task_group() as tg:
+                for gid in missing:
+                    tg.start_soon(load, gid)
+        return out
+
+    async def _decide_batch(self, stream: str, jobs: list[_Job], failed: set[str]) -> None:
+        by_game: dict[str, list[_Job]] = {}
+        for job in jobs:
+            by_game.setdefault(job.cmd.game_id, []).append(job)
         for attempt in range(MAX_CONFLICT_RETRIES):
-            if attempt:  # another replica moved the game on: back off a little, with jitter
+            if not by_game:
+                return
+            if attempt:  # another replica moved a game on: back off a little, with jitter
                 await anyio.sleep(random.uniform(0, min(0.002 * attempt, 0.05)))
-            cached = env.game_id in self.cache
-            try:
-                game = await self._game(env.game_id)
-            except Rejection as rej:  # the game id belongs to a game of another title
-                await refuse(rej.code, rej.message)
-                return
-            if isinstance(body, CreateGame) and game.version == 0:
-                seed = os.urandom(32)  # never a remembered one: the id may be used again after data loss
-            else:  # the remembered seed only with the game it was remembered with (checked by its hash)
-                seed = (self.seeds.get(env.game_id) if cached else None) or await self.store.seed(env.game_id)
-                if seed is None and game.version > 0:
-                    # never decide (or reveal) with a made-up seed: the command fails and is parked
-                    raise RuntimeError(f"game {env.game_id!r} has events but no stored seed")
-                if seed is None:  # no game: any command but create is refused (no_such_game)
-                    seed = b"\0" * 32
-            chance = self.chance_override.get(env.game_id) or lifecycle.chance_for(game, seed)
-            at = self.clock_override(env.game_id) if self.clock_override is not None else None
-            cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else now_ms())  # the time rides in the command
-            try:
-                bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
-            except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
-                await refuse("chance_unhonoured", f"The scripted chance cannot be honoured: {exc}.", game.version)
-                return
-            except Rejection as rej:
-                if await refuse(rej.code, rej.message, game.version, decided_at=game.version, decided_hash=game.last_hash):
-                    return
-                blog.info("stale_state_rejection", decided_at=game.version)
-                self._forget(env.game_id)
+            states = await self._states(list(by_game))
+            plan: list[_Step] = []
+            for gid, gjobs in by_game.items():
+                st = states[gid]
+                if isinstance(st, Rejection):
+                    for job in gjobs:
+                        plan.append(self._reject_step(stream, job, st.code, st.message, None, ""))
+                    continue
+                if isinstance(st, Exception):
+                    for job in gjobs:
+                        await self._failed(stream, job.mid, st, failed, game_id=gid, command_id=job.cmd.command_id)
+                    continue
+                game, seed = st
+                for job in gjobs:
+                    try:
+                        step = self._decide_one(stream, job, game, seed)
+                    except Exception as exc:
+                        if is_connection_error(exc):
+                            raise
+                        await self._failed(stream, job.mid, exc, failed, game_id=gid, command_id=job.cmd.command_id)
+                        continue
+                    plan.append(step)
+                    if step.after is not None:
+                        game, seed = step.after, step.seed
+            by_game = await self._run_plan(stream, plan, failed)
+        for gjobs in by_game.values():
+            for job in gjobs:
+                await self._refuse_now(stream, job.mid, job.cmd, job.inbox, "busy",
+                                       "The game changed too often while the command was decided; send it again.")
+
+    def _decide_one(self, stream: str, job: _Job, game: lifecycle.Game, seed: bytes | None) -> _Step:
+        """Decide one command on ``game`` (pure): the script call that stores its outcome."""
+        cmd = job.cmd
+        if isinstance(cmd.body, CreateGame) and game.version == 0:
+            seed = os.urandom(32)  # never a remembered one: the id may be used again after data loss
+        elif seed is None:
+            if game.version > 0:
+                # never decide (or reveal) with a made-up seed: the command fails and is parked
+                raise RuntimeError(f"game {cmd.game_id!r} has events but no stored seed")
+            seed = b"\0" * 32  # no game: any command but create is refused (no_such_game)
+        chance = self.chance_override.get(cmd.game_id) or lifecycle.chance_for(game, seed)
+        at = self.clock_override(cmd.game_id) if self.clock_override is not None else None
+        cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else now_ms())  # the time rides in the command
+        try:
+            bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
+        except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
+            return self._reject_step(stream, job, "chance_unhonoured", f"The scripted chance cannot be honoured: {exc}.",
+                                     game.version, "", checked=False)
+        except Rejection as rej:
+            return self._reject_step(stream, job, rej.code, rej.message, game.version, game.last_hash)
+        envs = stamp(game, bodies, cmd.command_id, now_ms(), command_hash(cmd))
+        after = lifecycle.fold(self.title, envs, game)
+        out = Accepted(command_id=cmd.command_id, game_id=cmd.game_id, version=after.version, events=len(envs))
+        keys, args = self.store.append_call(before=game, after=after, events=envs, outcome=out, stream=stream,
+                                            group=self.group, msg_id=job.mid, seed=seed, command=cmd, inbox=job.inbox)
+        return _Step(job=job, sha=self.store._append.sha, script=scripts.APPEND, keys=keys, args=args,
+                     before=game, after=after, seed=seed)
+
+    def _reject_step(self, stream: str, job: _Job, code: str, message: str, version: int | None, last_hash: str,
+                     *, checked: bool = True) -> _Step:
+        """The reject script of one command; ``checked``: stored only if the game is still at
+        ``version`` / ``last_hash`` (a rule's refusal), else unconditionally."""
+        cmd = job.cmd
+        out = Rejected(command_id=cmd.command_id, game_id=cmd.game_id, code=code, message=_short(message), version=version or 0)
+        keys, args = self.store.reject_call(outcome=out, stream=stream, group=self.group, msg_id=job.mid,
+                                            decided_at=version if checked else None, decided_hash=last_hash, inbox=job.inbox)
+        return _Step(job=job, sha=self.store._reject.sha, script=scripts.REJECT, keys=keys, args=args,
+                     before=None, after=None, seed=None, code=code)
+
+    async def _run_plan(self, stream: str, plan: list[_Step], failed: set[str]) -> dict[str, list[_Job]]:
+        """Run the plan's scripts in one pipeline; returns the jobs to decide again, by game."""
+        if not plan:
+            return {}
+        half = "half_pipeline" in self.faults and len(plan) > 1
+        async with self.r.pipeline(transaction=False) as pipe:
+            for st in plan[:len(plan) // 2] if half else plan:
+                pipe.execute_command("EVALSHA", st.sha, len(st.keys), *st.keys, *st.args)
+            results = await pipe.execute(raise_on_error=False)
+        if half:  # test hook: as if killed with half the batch's pipeline applied
+            log.warning("fault_half_pipeline", title=self.title.name, applied=len(results), planned=len(plan))
+            await anyio.sleep_forever()
+        again: dict[str, list[_Job]] = {}
+        snapshots: list[lifecycle.Game] = []
+        missing_scripts = set()
+        for st, res in zip(plan, results, strict=True):
+            cmd = st.job.cmd
+            gid = cmd.game_id
+            if gid in again:  # an earlier command of the game did not go through: decided again
+                again[gid].append(st.job)
                 continue
-            envs = stamp(game, bodies, env.command_id, now_ms(), command_hash(cmd))
-            after = lifecycle.fold(self.title, envs, game)
-            out = Accepted(command_id=env.command_id, game_id=env.game_id, version=after.version, events=len(envs))
-            tag, val = await self.store.append(before=game, after=after, events=envs, outcome=out, stream=stream,
-                                               group=self.group, msg_id=mid, seed=seed, command=cmd)
+            if isinstance(res, Exception):
+                if is_connection_error(res):
+                    raise res
+                if isinstance(res, NoScriptError):  # SCRIPT FLUSH or a restart: load, decide again
+                    missing_scripts.add(st.script)
+                    self._forget(gid)
+                    again[gid] = [st.job]
+                    continue
+                await self._failed(stream, st.job.mid, res, failed, game_id=gid, command_id=cmd.command_id)
+                self._forget(gid)
+                again[gid] = []  # the game's later commands were decided on this one: again
+                continue
+            tag = res[0].decode()
+            if st.after is None:  # a rejection
+                if tag == "conflict":
+                    log.debug("stale_state_rejection", title=self.title.name, game_id=gid, command_id=cmd.command_id)
+                    self.conflicts += 1
+                    self._forget(gid)
+                    again[gid] = [st.job]
+                    continue
+                if tag == "dup":
+                    self.duplicates += 1
+                    log.debug("command_duplicate", title=self.title.name, game_id=gid, command_id=cmd.command_id)
+                else:
+                    self.rejected += 1
+                    log.debug("command_rejected", title=self.title.name, game_id=gid, command_id=cmd.command_id, code=st.code)
+                continue
             if tag == "ok":
-                self._remember(after, seed)
+                self._remember(st.after, st.seed)
                 self.handled += 1
-                blog.info("command_accepted", version=after.version, events=len(envs))
-                if after.version // self.settings.snapshot_every > game.version // self.settings.snapshot_every:
-                    await self.store.save_snapshot(after)
-                return
+                log.debug("command_accepted", title=self.title.name, game_id=gid, command_id=cmd.command_id,
+                          version=st.after.version)
+                if st.after.version // self.settings.snapshot_every > st.before.version // self.settings.snapshot_every:
+                    snapshots.append(st.after)
+                continue
             if tag == "dup":
                 self.duplicates += 1
-                blog.info("command_duplicate", outcome=type(val).__name__)
-                return
-            blog.info("version_conflict", expected=game.version, actual=val)
-            self._forget(env.game_id)
-        await refuse("busy", "The game changed too often while the command was decided; send it again.")
+                log.debug("command_duplicate", title=self.title.name, game_id=gid, command_id=cmd.command_id)
+                self._forget(gid)  # the state decided on assumed this command was new
+                again[gid] = []
+                continue
+            self.conflicts += 1
+            log.debug("version_conflict", title=self.title.name, game_id=gid, expected=st.before.version, actual=res[1])
+            self._forget(gid)
+            again[gid] = [st.job]
+        for script in missing_scripts:
+            await self.r.script_load(script)
+        for game in snapshots:
+            await self.store.save_snapshot(game)
+        return {g: jobs for g, jobs in again.items() if jobs}
 
     async def _game(self, game_id: str) -> lifecycle.Game:
         g = self.cache.get(game_id)
@@ -335,8 +509,8 @@ class _InFlight(Tracker):
         named = {}
         for mid, fields in entries:
             ids = _readable_ids(fields.get(b"c", b""))
-            if ids is not None:
-                named[mid] = msgspec.msgpack.encode(list(ids))
+            if ids is not None:  # with the sender's inbox: a "lost" answer reaches it too
+                named[mid] = msgspec.msgpack.encode([*ids, _inbox(fields)])
         if named:
             await self.worker.r.hset(self.worker.keys.inflight(rd.stream), mapping=named)
 
@@ -345,6 +519,45 @@ class _InFlight(Tracker):
 
     async def deleted(self, rd: GroupReader, ids: list[str]) -> None:
         await self.worker.answer_lost(rd, ids)
+
+
+@dataclass
+class _Job:
+    """One decoded command of a batch."""
+
+    mid: str
+    cmd: CommandEnvelope
+    inbox: str
+    delivered: int
+
+
+@dataclass
+class _Step:
+    """One script call of a batch's pipeline: a command's append (``after`` set) or rejection."""
+
+    job: _Job
+    sha: str
+    script: str
+    keys: list[str]
+    args: list[Any]
+    before: lifecycle.Game | None
+    after: lifecycle.Game | None
+    seed: bytes | None
+    code: str = ""
+
+
+def _inbox(fields: dict) -> str:
+    """The sender's reply inbox named by a command-stream entry (``''``: none or not a valid name)."""
+    raw = fields.get(b"r")
+    if not raw:
+        return ""
+    name = raw.decode(errors="replace")
+    return name if INBOX.match(name) else ""
+
+
+def _short(message: str) -> str:
+    """A rejection message may echo client strings (an unknown field, a title): stored for good, so capped."""
+    return message if len(message) <= 300 else message[:297] + "..."
 
 
 def _readable_ids(raw: bytes) -> tuple[str, str] | None:

@@ -1,0 +1,198 @@
+"""One reply inbox per client process: outcomes without a Redis connection per waiting caller.
+
+A client process (gateway replica, bus client, bot runner, bench) names its inbox in every
+command it puts on a command stream (the stream entry's ``r`` field, beside the command
+envelope ``c``; the command envelope itself, which is hashed and audited, is unchanged). The
+worker's append / reject script pushes the outcome (msgpack, it names its command id and game
+id) onto ``<ns>:{<ns>:pN}:inbox:<name>``: a list in the slot of the game's partition, so no
+script touches a key outside the game's slot (Redis Cluster). The list expires ``reply_ttl``
+seconds after its last push, so the inbox of a process that went away disappears by itself.
+
+One reader task per process pops every partition's inbox list with ``BLMPOP`` (one connection
+on a single Redis; on Redis Cluster one per partition, since a multi-key blocking pop must stay
+in one slot) and resolves the waiting futures by ``(game id, command id)``. The stored outcome
+stays the source of truth: a waiter not answered by its inbox checks the stored outcome after
+0.5 s, then at doubling intervals up to 4 s, in one pipeline per sweep for every waiter due (a
+missed delivery, an entry sent without an inbox). When the reader loses its connection, every
+waiter gets a connection error, as a caller blocked on Redis would: Redis may have lost what
+it sent, so it sends again with the same command id (what the bus client does).
+
+Why lists per partition, not (sharded) pub/sub: a push to a list is kept while the reader is
+reconnecting (pub/sub drops it), it needs Redis >= 7.0 only for ``BLMPOP`` (``BLPOP`` is used
+where it is missing), and redis-py's asyncio cluster client has no sharded pub/sub.
+
+Bounds: one entry per waiting command id (any number of callers of the same id share it);
+the inbox lists hold only the outcomes of this process's commands of the last ``reply_ttl`` s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import structlog
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+from schemas.envelope import Accepted, Outcome, Rejected
+
+log = structlog.get_logger("questhall.inbox")
+
+POP_COUNT = 512
+"""Outcomes taken per BLMPOP."""
+BLOCK_S = 1.0
+"""BLMPOP timeout (shorter than the socket timeout); the reader stops when nothing waits."""
+FIRST_CHECK_S = 0.5
+"""A waiter not answered by its inbox checks the stored outcome after this, then doubling ..."""
+MAX_CHECK_S = 4.0
+"""... up to this interval."""
+
+_DECODER = msgspec.msgpack.Decoder(Accepted | Rejected)
+
+
+@dataclass
+class _Waiter:
+    futures: list[asyncio.Future] = field(default_factory=list)
+    next_check: float = 0.0
+    interval: float = FIRST_CHECK_S
+
+
+class Inbox:
+    """The reply inbox of one client process for one namespace (see the module docstring).
+
+    ``r``: the process's redis-py asyncio client; ``keys``: the namespace's
+    :class:`~services.adapters.keys.Keys`. A :class:`~services.adapters.redis_store.CommandBus`
+    owns one; a process keeps one bus.
+    """
+
+    def __init__(self, r: Any, keys: Any) -> None:
+        self.r = r
+        self.keys = keys
+        self.name = f"i{uuid.uuid4().hex[:20]}"
+        self.lists = [keys.inbox(p, self.name) for p in range(keys.partitions)]
+        self.cluster = hasattr(r, "get_nodes")
+        self.waiters: dict[tuple[str, str], _Waiter] = {}
+        self._tasks: list[asyncio.Task | None] = []
+        self.delivered = 0
+        """Outcomes resolved from the inbox (a counter)."""
+        self.fallbacks = 0
+        """Outcomes resolved from the stored outcome instead (a counter)."""
+        self._recheck = False
+
+    def __len__(self) -> int:
+        """Command ids waited for now."""
+        return len(self.waiters)
+
+    def expect(self, game_id: str, command_id: str) -> asyncio.Future:
+        """A future resolved with the outcome of ``command_id`` (register it before sending)."""
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        w = self.waiters.get((game_id, command_id))
+        if w is None:
+            w = self.waiters[(game_id, command_id)] = _Waiter(next_check=time.monotonic() + FIRST_CHECK_S)
+        w.futures.append(fut)
+        self._ensure_running()
+        return fut
+
+    def forget(self, game_id: str, command_id: str, fut: asyncio.Future) -> None:
+        """Stop waiting with ``fut`` (answered, timed out or cancelled)."""
+        w = self.waiters.get((game_id, command_id))
+        if w is None:
+            return
+        if fut in w.futures:
+            w.futures.remove(fut)
+        if not w.futures:
+            del self.waiters[(game_id, command_id)]
+
+    def resolve(self, out: Outcome) -> bool:
+        """Hand ``out`` to every waiter of its command id; False if none waited."""
+        w = self.waiters.pop((out.game_id, out.command_id), None)
+        if w is None:
+            return False
+        for fut in w.futures:
+            if not fut.done():
+                fut.set_result(out)
+        return True
+
+    def _fail_all(self, exc: Exception) -> None:
+        """Raise a connection error in every waiter: Redis may have lost what they sent (a
+        restart without the last writes), so each sends its command again (same command id:
+        the first outcome is the only one) once Redis answers."""
+        waiters, self.waiters = self.waiters, {}
+        for w in waiters.values():
+            for fut in w.futures:
+                if not fut.done():
+                    fut.set_exception(RedisConnectionError(f"the reply inbox lost its connection ({exc}); send again"))
+
+    # -- the reader -------------------------------------------------------------------------
+    def _ensure_running(self) -> None:
+        """Start the reader tasks (and the sweep) that are not running (each stops when nothing waits)."""
+        loop = asyncio.get_running_loop()
+        groups = [[k] for k in self.lists] if self.cluster else [self.lists]
+        if not self._tasks:
+            self._tasks = [None] * (len(groups) + 1)  # type: ignore[list-item]
+        for i, t in enumerate(self._tasks):
+            if t is None or t.done():
+                self._tasks[i] = loop.create_task(self._read(groups[i]) if i < len(groups) else self._sweep())
+
+    async def _read(self, lists: list[str]) -> None:
+        delay = 0.05
+        use_blmpop = True
+        while self.waiters:
+            try:
+                if use_blmpop:
+                    got = await self.r.blmpop(BLOCK_S, len(lists), *lists, direction="LEFT", count=POP_COUNT)
+                    raws = got[1] if got else []
+                else:
+                    got = await self.r.blpop(lists, timeout=BLOCK_S)
+                    raws = [got[1]] if got else []
+                delay = 0.05
+            except Exception as exc:  # noqa: BLE001 - a lost connection: retry, then check every waiter
+                if isinstance(exc, ResponseError) and use_blmpop and "unknown command" in str(exc).lower():
+                    use_blmpop = False  # Redis < 7.0
+                    continue
+                log.warning("inbox_unavailable", error=str(exc), retry_in=delay)
+                self._fail_all(exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            for raw in raws:
+                try:
+                    out = _DECODER.decode(raw)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    log.warning("inbox_undecodable", size=len(raw))
+                    continue
+                if self.resolve(out):
+                    self.delivered += 1
+
+    async def _sweep(self) -> None:
+        """Check the stored outcome of every waiter due (one pipeline of GETs per sweep)."""
+        while self.waiters:
+            await asyncio.sleep(0.1 if self._recheck else 0.25)
+            now = time.monotonic()
+            everyone, self._recheck = self._recheck, False
+            due = [key for key, w in self.waiters.items() if everyone or w.next_check <= now]
+            for i in range(0, len(due), 500):
+                chunk = due[i:i + 500]
+                try:
+                    async with self.r.pipeline(transaction=False) as pipe:
+                        for gid, cid in chunk:
+                            pipe.get(self.keys.outcome(gid, cid))
+                        raws = await pipe.execute()
+                except Exception as exc:  # noqa: BLE001 - Redis away: the next sweep tries again
+                    if isinstance(exc, asyncio.CancelledError):
+                        raise
+                    self._recheck = True
+                    break
+                for key, raw in zip(chunk, raws, strict=True):
+                    w = self.waiters.get(key)
+                    if w is None:
+                        continue
+                    if raw is not None and self.resolve(_DECODER.decode(raw)):
+                        self.fallbacks += 1
+                        continue
+                    w.interval = min(w.interval * 2, MAX_CHECK_S)
+                    w.next_check = now + w.interval
