@@ -47,8 +47,8 @@ class CommandEnvelope(Record, Generic[B], forbid_unknown_fields=True):
     issued_at: int = 0
     """Client time in ms since the epoch (informational; rules never read the clock)."""
     received_at: int = 0
-    """Server time in ms since the epoch, stamped by the worker when it decides the command (a
-    client's value is overwritten). The lifecycle's only source of time: deadlines are computed
+    """Server time in ms since the epoch: when the command's stream received it (its entry id's
+    ms, Redis's clock), stamped by the worker (a client's value is overwritten). The lifecycle's only source of time: deadlines are computed
     from it, so replay and audit re-decide with the same time. Left out of the command hash
     while 0 (commands stored before clocks existed keep their hash)."""
 
