@@ -221,3 +221,12 @@ def test_a_timeout_with_no_move_to_play_does_not_fire_again_and_again(options):
     g.now_ms += 1_000
     g.submit(g.title.legal_commands(g.game.rules, 0)[0], 0)  # the GM itself acts: it is back
     assert g.game.clock.deadline_of(0) is not None and 0 not in g.game.clock.absent
+
+
+def test_a_refusal_does_not_echo_a_huge_bot_name():
+    # An error is one sentence: a 10 000-character timeout_bot came back whole in the message.
+    from schemas.envelope import CreateGame
+
+    g = LocalGame(get_title("questeros"), game_id="clock-bot-name")
+    out = g.submit(CreateGame(seats=2, options={"on_timeout": "bot", "timeout_bot": "x" * 10_000}))
+    assert isinstance(out, Rejected) and out.code == "unknown_bot" and len(out.message) < 200

@@ -112,7 +112,7 @@ class GatewayService:
         """The :class:`TitleDetail` of ``name`` as JSON (built once, then cached; at most one
         per registered title). Raises ApiError 404 ``unknown_title``."""
         if name not in all_titles():
-            raise ApiError(404, "unknown_title", f"There is no title {name!r}; see GET /v1/titles.")
+            raise ApiError(404, "unknown_title", f"There is no title {name[:40]!r}; see GET /v1/titles.")
         raw = self._details.get(name)
         if raw is None:
             raw = self._details[name] = msgspec.json.encode(title_detail(name))
@@ -251,7 +251,7 @@ class GatewayService:
     async def create(self, title: str, seats: int, options: dict, game_id: str | None) -> GameCreatedReply:
         """Create a game. Raises ApiError 404 ``unknown_title``, 409/422 on a rejection."""
         if title not in all_titles():
-            raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
+            raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
         gid = game_id or new_id("g")
         self.check_game_id(gid)
         body = CreateGame(seats=seats, options=options)
@@ -383,7 +383,7 @@ class GatewayService:
             raise ApiError(400, "bad_range", "limit is 1 to 500.")
         names = sorted(all_titles()) if title is None else [title]
         if title is not None and title not in all_titles():
-            raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
+            raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
         out: list[LobbyGame] = []
         for t in names:
             for gid in await self.r.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1):

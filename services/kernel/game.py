@@ -197,7 +197,7 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         if hasattr(title, "check_options"):
             title.check_options(opts, body.seats)
         if lopts.on_timeout == "bot" and (lopts.timeout_bot or _first_bot(title)) not in title.bots:
-            raise Rejection("unknown_bot", f"{title.display_name} has no bot {lopts.timeout_bot!r}; bots: {sorted(title.bots)}.")
+            raise Rejection("unknown_bot", f"{title.display_name} has no bot {lopts.timeout_bot[:40]!r}; bots: {sorted(title.bots)}.")
         stored = msgspec.to_builtins(opts)
         if lopts != LifecycleOptions():  # only a game that sets one stores the lifecycle options
             stored.update(msgspec.to_builtins(lopts))

@@ -35,3 +35,22 @@ def test_joins_without_a_seat_fill_every_seat_before_the_lobby_is_projected(redi
                 assert exc.code == "no_open_seat"
 
     anyio.run(main)
+
+
+def test_an_unknown_title_is_not_echoed_whole(redis_url):
+    settings = Settings(url=redis_url, namespace=f"jl{uuid.uuid4().hex[:10]}", partitions=2)
+
+    async def main() -> None:
+        from services.adapters.redis_store import connect
+
+        r = connect(settings.url)
+        gw = GatewayService(r, settings, make_config(), Metrics())
+        for call in (lambda: gw.create("q" * 10_000, 2, {}, None), lambda: gw.lobby("q" * 10_000, "open", 5)):
+            try:
+                await call()
+                raise AssertionError("an unknown title was accepted")
+            except ApiError as exc:
+                assert exc.code == "unknown_title" and len(exc.message) < 200
+        await r.aclose()
+
+    anyio.run(main)
