@@ -18,8 +18,8 @@ install: $(STAMP) ## create .venv and install questhall with its test and embedd
 demo: install ## the main job: bot games of every title through the bus, checks, table (ARGS="--games 5")
 	$(BIN)/questhall demo $(ARGS)
 
-serve: install ## workers of every title, the projector and the gateway on :8000 in one process (embedded Valkey unless REDIS_URL)
-	$(BIN)/questhall serve
+serve: install ## workers of every title, projector, clock, bots and the gateway on :8000 in one process (embedded Valkey unless REDIS_URL; ARGS="--port 8001")
+	$(BIN)/questhall serve $(ARGS)
 
 test: install ## the test suite against a real Redis (REDIS_URL, Docker, or a local server binary)
 	$(BIN)/python -m pytest -q $(ARGS)
@@ -36,8 +36,9 @@ lint: install ## ruff
 schemas: install ## JSON Schema files and the gateway's openapi.json for client developers in schemas/json/
 	$(BIN)/questhall schemas --out schemas/json
 
-scenarios: install ## play every scenario file through the real bus
-	$(BIN)/questhall scenario run scenarios/*/*.toml
+scenarios: install ## play every scenario file (TOML and JSON) through the real bus
+	$(BIN)/questhall scenario run $(wildcard scenarios/*/*.toml scenarios/*/*.json)
 
-clean:
-	rm -rf $(VENV) .questhall .pytest_cache .hypothesis .ruff_cache
+clean: ## remove .venv, .questhall (embedded Valkey data: demo/serve games), caches and build leftovers
+	rm -rf $(VENV) .questhall .pytest_cache .hypothesis .ruff_cache *.egg-info build
+	find . -name __pycache__ -type d -not -path './.git/*' -prune -exec rm -rf {} +

@@ -149,22 +149,10 @@ def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve 
               health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
     """Run the projector (consumer group ``projector`` over every partition log)."""
     logs.configure()
-    from services.adapters.redis_store import connect
-    from services.runtime.projector import Projector
+    from services.runtime.projector import GROUP, Projector
 
-    url = _url()
-    s = _settings(url)
-
-    async def main() -> None:
-        r = connect(url)
-        from services.runtime.projector import GROUP
-
-        proj = Projector(r, s, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms, faults=_faults())
-        if health_port:
-            _health(proj, "projector", [s.keys.log(p) for p in proj.partitions], GROUP, url, health_port)
-        await proj.run()
-
-    _run_until_stopped(main)
+    _run_log_service("projector", GROUP, lambda r, s, parts: Projector(r, s, partitions=parts, min_idle_ms=min_idle_ms,
+                                                                     faults=_faults()), partitions, health_port)
 
 
 @app.command()
@@ -175,20 +163,10 @@ def clock(partitions: Annotated[str, typer.Option(help="Partitions to serve (def
     """Run the clock service: keeps every game's deadlines (group ``clock`` on the partition logs)
     and sends a ``timeout`` through the bus when one passes. Any number of replicas."""
     logs.configure()
-    from services.adapters.redis_store import connect
     from services.runtime.clock import GROUP, Clock
 
-    url = _url()
-    s = _settings(url)
-
-    async def main() -> None:
-        r = connect(url)
-        c = Clock(r, s, partitions=_parts(partitions, s.partitions), tick=tick, min_idle_ms=min_idle_ms)
-        if health_port:
-            _health(c, "clock", [s.keys.log(p) for p in c.partitions], GROUP, url, health_port)
-        await c.run()
-
-    _run_until_stopped(main)
+    _run_log_service("clock", GROUP, lambda r, s, parts: Clock(r, s, partitions=parts, tick=tick, min_idle_ms=min_idle_ms),
+                     partitions, health_port)
 
 
 @app.command()
@@ -197,20 +175,10 @@ def bots(partitions: Annotated[str, typer.Option(help="Partitions to serve (defa
          health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
     """Run the bot service: plays every bot seat from its own view, through the bus (group ``bots``)."""
     logs.configure()
-    from services.adapters.redis_store import connect
     from services.runtime.bots import GROUP, Bots
 
-    url = _url()
-    s = _settings(url)
-
-    async def main() -> None:
-        r = connect(url)
-        b = Bots(r, s, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms)
-        if health_port:
-            _health(b, "bots", [s.keys.log(p) for p in b.partitions], GROUP, url, health_port)
-        await b.run()
-
-    _run_until_stopped(main)
+    _run_log_service("bots", GROUP, lambda r, s, parts: Bots(r, s, partitions=parts, min_idle_ms=min_idle_ms),
+                     partitions, health_port)
 
 
 def _notifier_config() -> Any:
@@ -236,7 +204,6 @@ def notifier(partitions: Annotated[str, typer.Option(help="Partitions to serve (
     """Run the notifier: signed webhooks (your turn, deadline soon, game over) to
     QUESTHALL_WEBHOOK_URLS and each game's own URLs (group ``notifier``; docs/gateway.md)."""
     logs.configure()
-    from services.adapters.redis_store import connect
     from services.runtime.notifier import GROUP, Notifier, NotifierConfig
 
     cfg = _notifier_config()
@@ -246,17 +213,8 @@ def notifier(partitions: Annotated[str, typer.Option(help="Partitions to serve (
             err.print("QUESTHALL_WEBHOOK_SECRET must be set (at least 16 characters) to sign webhooks.")
             raise typer.Exit(2)
         cfg = NotifierConfig(secret=secret.encode())
-    url = _url()
-    s = _settings(url)
-
-    async def main() -> None:
-        r = connect(url)
-        n = Notifier(r, s, cfg, partitions=_parts(partitions, s.partitions), min_idle_ms=min_idle_ms)
-        if health_port:
-            _health(n, "notifier", [s.keys.log(p) for p in n.partitions], GROUP, url, health_port)
-        await n.run()
-
-    _run_until_stopped(main)
+    _run_log_service("notifier", GROUP, lambda r, s, parts: Notifier(r, s, cfg, partitions=parts, min_idle_ms=min_idle_ms),
+                     partitions, health_port)
 
 
 MAX_GAME_WEBHOOKS = 8
@@ -511,6 +469,23 @@ def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Pl
     passed = sum(r.ok for r in reports)
     console.print(f"{passed} passed, {len(reports) - passed} failed")
     raise typer.Exit(0 if passed == len(reports) else 1)
+
+
+def _run_log_service(kind: str, group: str, make: Any, partitions: str, health_port: int) -> None:
+    """Run one service over the partition logs (projector, clock, bots, notifier) until stopped:
+    ``make(redis, settings, partitions)`` builds it; ``health_port`` serves its health endpoint."""
+    from services.adapters.redis_store import connect
+
+    url = _url()
+    s = _settings(url)
+
+    async def main() -> None:
+        svc = make(connect(url), s, _parts(partitions, s.partitions))
+        if health_port:
+            _health(svc, kind, [s.keys.log(p) for p in svc.partitions], group, url, health_port)
+        await svc.run()
+
+    _run_until_stopped(main)
 
 
 def _health(service, kind: str, streams: list[str], group: str, url: str, port: int) -> None:

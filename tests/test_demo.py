@@ -24,3 +24,30 @@ def test_demo_plays_every_title_and_every_check_holds(redis_url):
         cells = [c.strip() for c in row.strip().strip("│").split("│")]
         assert cells[3] == "2", row  # the server played a bot-seat game and an absent-seat game alone
     assert "All checks hold." in text
+
+
+def test_demo_keep_names_the_namespace_and_game_ids_it_kept(redis_url):
+    """``--keep``: the printed namespace and game ids reach the kept, finished games (then removed here)."""
+    import re
+
+    import redis
+
+    out = io.StringIO()
+    console = Console(file=out, width=200)
+    ok = anyio.run(lambda: run_demo(redis_url, games=1, concurrency=1, console=console, title_names=["toy"], keep=True))
+    text = out.getvalue()
+    assert ok, text
+    ns = re.search(r"Kept the games in namespace (\S+);", text).group(1)
+    assert f"QUESTHALL_NAMESPACE={ns}" in text
+    ids = re.search(r"^  toy: (.+)$", text, re.M).group(1).split()
+    assert len(ids) == 3, text  # one bus game and the two games the server plays alone
+    r = redis.Redis.from_url(redis_url)
+    try:
+        for gid in ids:
+            metas = list(r.scan_iter(match=f"{ns}:*:g:{gid}:meta", count=1000))
+            assert len(metas) == 1, (gid, metas)
+            assert r.hget(metas[0], "status") == b"finished"
+    finally:
+        for key in r.scan_iter(match=f"{ns}:*", count=1000):  # only the demo's own namespace
+            r.delete(key)
+        r.close()

@@ -117,6 +117,7 @@ async def play_bot_game(client: BusClient, name: str, seats: int, rng: random.Ra
 
 
 SERVER_GAME_SECONDS = 300.0
+KEPT_IDS_SHOWN = 5  # game ids listed per title after a --keep run (the rest are counted)
 
 
 async def play_server_game(client: BusClient, name: str, seats: int, stats: TitleStats, *, absent: bool) -> None:
@@ -295,6 +296,13 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
     for name in names:
         for f in stats[name].failures[:10]:
             console.print(f"[red]{name}: {f}[/red]")
+    if keep:
+        console.print(f"Kept the games in namespace {settings.namespace}; reach them with "
+                      f"QUESTHALL_NAMESPACE={settings.namespace} (e.g. questhall audit GAME_ID):", markup=False)
+        for name in names:
+            ids = stats[name].game_ids
+            more = f" (+{len(ids) - KEPT_IDS_SHOWN} more)" if len(ids) > KEPT_IDS_SHOWN else ""
+            console.print(f"  {name}: {' '.join(ids[:KEPT_IDS_SHOWN])}{more}", markup=False)
     console.print("[green]All checks hold.[/green]" if ok else "[red]Some checks failed.[/red]")
     return ok
 

@@ -28,7 +28,7 @@ import structlog
 from schemas.envelope import CommandEnvelope, ViewEnvelope
 from services.adapters.redis_store import CommandBus, GroupReader, Settings
 from services.kernel import get_title
-from services.runtime.consumer import consume, consumer_name, retry_connection
+from services.runtime.consumer import consumer_name, serve_log_group
 
 log = structlog.get_logger("questhall.bots")
 
@@ -81,18 +81,9 @@ class Bots:
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Play bot seats on every partition until cancelled (waits for Redis)."""
-        readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
-        for rd in readers:
-            await retry_connection(rd.ensure_group)
-        log.info("bots_started", consumer=self.consumer, partitions=len(readers))
-        async with anyio.create_task_group() as tg:
-            for rd in readers:
-                tg.start_soon(self._serve, rd)
-            task_status.started()
-
-    async def _serve(self, rd: GroupReader) -> None:
-        await consume(rd, self._entry, service="bots", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
-                      faults=set(), beats=self.beats, on_error=lambda: None)
+        await serve_log_group(self.r, self.settings, self.partitions, GROUP, self.consumer, self._entry, service="bots",
+                              min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms, beats=self.beats,
+                              task_status=task_status)
 
     async def _entry(self, rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
         gid = fields[b"g"].decode()

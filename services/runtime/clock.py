@@ -32,7 +32,7 @@ import structlog
 from schemas.envelope import CommandEnvelope, Timeout
 from services.adapters import scripts
 from services.adapters.redis_store import CommandBus, GroupReader, Settings
-from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
+from services.runtime.consumer import consumer_name, is_connection_error, serve_log_group
 
 log = structlog.get_logger("questhall.clock")
 
@@ -88,21 +88,11 @@ class Clock:
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Keep and fire the deadlines of every partition until cancelled (waits for Redis)."""
-        readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
-        for rd in readers:
-            await retry_connection(rd.ensure_group)
-        log.info("clock_started", consumer=self.consumer, partitions=len(readers))
-        async with anyio.create_task_group() as tg:
-            for p, rd in zip(self.partitions, readers, strict=True):
-                tg.start_soon(self._serve, rd)
-                tg.start_soon(self._fire_loop, p)
-            task_status.started()
+        await serve_log_group(self.r, self.settings, self.partitions, GROUP, self.consumer, self._entry, service="clock",
+                              min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms, beats=self.beats,
+                              per_partition=self._fire_loop, task_status=task_status)
 
     # -- keep ---------------------------------------------------------------------------------
-    async def _serve(self, rd: GroupReader) -> None:
-        await consume(rd, self._entry, service="clock", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
-                      faults=set(), beats=self.beats, on_error=lambda: None)
-
     async def _entry(self, rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
         gid = fields[b"g"].decode()
         title = fields[b"t"].decode()

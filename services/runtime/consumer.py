@@ -177,3 +177,28 @@ async def _loop(rd: GroupReader, handle: Handler | None, in_hand: dict[str, None
                 await rd.ensure_group()
             except Exception:
                 pass
+
+
+async def serve_log_group(r: Any, settings: Any, partitions: list[int], group: str, consumer: str, handle: Handler, *,
+                          service: str, min_idle_ms: int, reap_idle_ms: int, beats: dict[str, float],
+                          per_partition: Callable[[int], Awaitable[None]] | None = None,
+                          task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    """Serve the consumer group ``group`` on the partition logs of ``partitions`` until cancelled
+    (the clock, bot and notifier services): the group is made on each log (waiting for Redis),
+    each log is consumed by :func:`consume` with ``handle``, and ``per_partition(p)`` (a loop of
+    the service's own, if given) runs beside it."""
+    readers = [GroupReader(r, settings.keys.log(p), group, consumer) for p in partitions]
+    for rd in readers:
+        await retry_connection(rd.ensure_group)
+    log.info("service_started", service=service, consumer=consumer, partitions=len(readers))
+
+    async def serve(rd: GroupReader) -> None:
+        await consume(rd, handle, service=service, min_idle_ms=min_idle_ms, reap_idle_ms=reap_idle_ms,
+                      faults=set(), beats=beats, on_error=lambda: None)
+
+    async with anyio.create_task_group() as tg:
+        for p, rd in zip(partitions, readers, strict=True):
+            tg.start_soon(serve, rd)
+            if per_partition is not None:
+                tg.start_soon(per_partition, p)
+        task_status.started()

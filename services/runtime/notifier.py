@@ -40,7 +40,7 @@ import msgspec
 import structlog
 
 from services.adapters.redis_store import GroupReader, Settings
-from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
+from services.runtime.consumer import consumer_name, is_connection_error, serve_log_group
 
 log = structlog.get_logger("questhall.notifier")
 
@@ -102,23 +102,13 @@ class Notifier:
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Queue and deliver notifications of every partition until cancelled (waits for Redis)."""
-        readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
-        for rd in readers:
-            await retry_connection(rd.ensure_group)
-        log.info("notifier_started", consumer=self.consumer, partitions=len(readers), urls=len(self.config.webhook_urls))
         async with httpx.AsyncClient(timeout=self.config.http_timeout, follow_redirects=False) as http:
             self.http = http
-            async with anyio.create_task_group() as tg:
-                for p, rd in zip(self.partitions, readers, strict=True):
-                    tg.start_soon(self._serve, rd)
-                    tg.start_soon(self._deliver_loop, p)
-                task_status.started()
+            await serve_log_group(self.r, self.settings, self.partitions, GROUP, self.consumer, self._entry,
+                                  service="notifier", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
+                                  beats=self.beats, per_partition=self._deliver_loop, task_status=task_status)
 
     # -- queueing -----------------------------------------------------------------------------
-    async def _serve(self, rd: GroupReader) -> None:
-        await consume(rd, self._entry, service="notifier", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
-                      faults=set(), beats=self.beats, on_error=lambda: None)
-
     async def _entry(self, rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
         gid = fields[b"g"].decode()
         v = int(fields[b"v"])
