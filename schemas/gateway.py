@@ -41,6 +41,29 @@ class TitleInfo(Record):
     """Option names with their defaults (JSON object)."""
 
 
+class TitleDetail(Record):
+    """A title's content for clients (``GET /v1/titles/{title}``): everything needed to render
+    it without copying data. ``content`` holds the title's content files as JSON, by file name
+    (card texts, tile shapes, boards, quests, heroes...: the same files the rules load; the
+    game pages in docs/games/ describe their fields)."""
+
+    name: str
+    display_name: str
+    min_seats: int
+    max_seats: int
+    rules_version: str
+    options: dict[str, Any]
+    """Option names with their defaults."""
+    options_schema: dict[str, Any]
+    """JSON Schema of the title's options (``POST /games`` ``options``)."""
+    lifecycle_options_schema: dict[str, Any]
+    """JSON Schema of the options every title shares (clock, timeouts, undo)."""
+    bots: list[str]
+    """Bot names for ``POST /games/{id}/join {"bot": ...}``."""
+    content: dict[str, Any]
+    """File name (without ``.toml``) -> its data."""
+
+
 class CreateGameRequest(Request):
     """Create a game of ``title`` with ``seats`` seats (``options`` by name; unknown ones refused)."""
 
@@ -96,12 +119,16 @@ class CommandRequest(Request, Generic[B]):
 
 
 class CommandAccepted(Record):
-    """The command was accepted: the game is now at ``version`` (``events`` appended)."""
+    """The command was accepted: the game is now at ``version`` (``events`` appended).
+
+    With ``dry_run`` (``POST .../commands?dry_run=true``): it would be accepted at ``version``;
+    nothing was appended (``events`` 0)."""
 
     command_id: str
     game_id: str
     version: int
     events: int
+    dry_run: bool = False
 
 
 class ErrorBody(Record):

@@ -162,8 +162,25 @@ class MatchGame(Record):
     starter: int | None
 
 
+class TilePlacements(Record):
+    """The legal placements of one tile in one orientation (compact ``view.placements``).
+
+    Expand each anchor ``[q, r]`` to ``PlaceTile(tile, anchor=[q, r], rotation, mirror)``;
+    ``hexes`` is the tile's shape in this orientation, ``[dq, dr, colour]`` relative to the
+    anchor (colour 0 Blue, 1 Orange; add the anchor to get the board cells).
+    """
+
+    tile: str
+    rotation: int
+    mirror: bool
+    hexes: list[list[int]]
+    anchors: list[list[int]]
+
+
 class OrionView(Record):
-    """Everything public (Orion Duel has no hidden information); the same for every seat."""
+    """Everything public (Orion Duel has no hidden information); the same for every seat, except
+    the seat whose turn it is also gets its legal commands (``legal`` in the setup phases,
+    ``placements`` in play; spectators and the waiting seat get neither)."""
 
     phase: Phase
     turn: int | None
@@ -197,3 +214,9 @@ class OrionView(Record):
     """The match's finished games, in order."""
     match_winners: list[int] | None = None
     """Once the match is over: the series winners ([] for a drawn match)."""
+    legal: list[PlaceToken | ChooseStarter] = []
+    """The seat to move's legal commands in the manual setup (token cells, starter choice)."""
+    placements: list[TilePlacements] = []
+    """The seat to move's legal tile placements in play, by tile and orientation (identical
+    tiles offered once, by the first unused id; orientations covering the same coloured cells
+    once): every anchor expands to one ``orion_duel.place_tile`` command."""

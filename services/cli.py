@@ -416,11 +416,11 @@ def titles() -> None:
 
 @app.command()
 def schemas(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json")) -> None:
-    """Write JSON Schema files of every title's wire contract and the gateway's OpenAPI document."""
-    from services.gateway.app import write_openapi
+    """Write JSON Schema files of every title's wire contract and the gateway's OpenAPI and AsyncAPI documents."""
+    from services.gateway.app import write_asyncapi, write_openapi
     from services.gateway.schema_export import write_all
 
-    for p in [*write_all(out), write_openapi(out)]:
+    for p in [*write_all(out), write_openapi(out), write_asyncapi(out)]:
         console.print(f"wrote {p}")
 
 

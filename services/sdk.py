@@ -189,13 +189,16 @@ class SeatClient:
         return msgspec.convert(await self.gw.request("POST", f"{self.path}/start", token=self.token), CommandAccepted)
 
     async def submit(self, command: Command | dict, command_id: str | None = None,
-                     expected_version: int | None = None) -> CommandAccepted:
-        """Submit a command as this seat; waits for the outcome. Raises GatewayError if refused."""
+                     expected_version: int | None = None, *, dry_run: bool = False) -> CommandAccepted:
+        """Submit a command as this seat; waits for the outcome. Raises GatewayError if refused.
+
+        ``dry_run``: only ask whether it would be accepted now (nothing is appended)."""
         body: dict[str, Any] = {"command": _body(command), "command_id": command_id or uuid.uuid4().hex[:20]}
         if expected_version is not None:
             body["expected_version"] = expected_version
-        return msgspec.convert(await self.gw.request("POST", f"{self.path}/commands", token=self.token, body=body),
-                               CommandAccepted)
+        params = {"dry_run": "true"} if dry_run else None
+        return msgspec.convert(await self.gw.request("POST", f"{self.path}/commands", token=self.token, body=body,
+                                                     params=params), CommandAccepted)
 
     async def wait_view(self, min_version: int, timeout: float = 10.0) -> dict:
         """Poll the view until its version reaches ``min_version``. Raises TimeoutError."""

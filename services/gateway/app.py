@@ -15,11 +15,13 @@ from typing import Annotated, Any
 
 import structlog
 from litestar import Litestar, Request, Response, Router, get, post
+from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.params import Parameter
 
@@ -35,12 +37,14 @@ from schemas.gateway import (
     LobbyPage,
     RebuildReply,
     SeatGrant,
+    TitleDetail,
     TitleInfo,
 )
 from services.adapters.redis_store import Settings, connect
 from services.audit.verify import Verdict
 from services.gateway.config import GatewayConfig
 from services.gateway.metrics import CONTENT_TYPE, Metrics
+from services.gateway.openapi import asyncapi_document, client_openapi
 from services.gateway.service import ApiError, GatewayService
 from services.gateway.wire import AnyCommand, AnyEvent, AnyView
 from services.gateway.ws import seat_socket, spectator_socket
@@ -83,6 +87,12 @@ def _json(raw: bytes, status: int = 200) -> Response[bytes]:
 @get("/titles", responses=_errors(), summary="List titles with their seat counts and option defaults")
 async def list_titles(gw: GatewayService) -> list[TitleInfo]:
     return gw.title_infos
+
+
+@get("/titles/{title:str}", responses=_errors(404),
+     summary="A title's content: card texts, tile shapes, boards, option schemas, bots")
+async def title_detail(title: str, gw: GatewayService) -> Response[TitleDetail]:
+    return _json(gw.title_detail(title))
 
 
 @post("/games", status_code=201, responses=_errors(404, 409, 422, 504), summary="Create a game")
@@ -138,10 +148,14 @@ async def start_game(game_id: str, seat: int, gw: GatewayService, authorization:
 
 @post("/games/{game_id:str}/seats/{seat:int}/commands", status_code=200, security=SEAT_AUTH,
       responses=_errors(401, 403, 404, 409, 422, 429, 504),
-      summary="Submit a command as the seat; waits for the outcome")
+      summary="Submit a command as the seat; waits for the outcome (dry_run=true: decide only, append nothing)")
 async def submit_command(game_id: str, seat: int, data: CommandRequest[AnyCommand], gw: GatewayService,
-                         authorization: AuthHeader = None) -> CommandAccepted:
+                         authorization: AuthHeader = None,
+                         dry_run: Annotated[bool, Parameter(description="Only answer whether the command would be "
+                                                            "accepted now; nothing is appended")] = False) -> CommandAccepted:
     claims = await gw.seat_claims(_bearer(authorization), game_id, seat)
+    if dry_run:
+        return await gw.dry_run(claims, data.command, data.command_id, data.expected_version)
     return await gw.command(claims, data.command, data.command_id, data.expected_version)
 
 
@@ -297,6 +311,31 @@ def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
 # App
 
 
+class ClientSchemaPlugin(JsonRenderPlugin):
+    """Serves ``/schema/openapi.json`` as :func:`~services.gateway.openapi.client_openapi`
+    rewrites it (short names, discriminators, error codes) and ``/schema/asyncapi.json``."""
+
+    def __init__(self) -> None:
+        super().__init__(path="/openapi.json")
+        self._docs: tuple[bytes, bytes] | None = None
+
+    def _render(self, raw: dict[str, Any]) -> tuple[bytes, bytes]:
+        if self._docs is None:
+            doc = client_openapi(raw)
+            self._docs = (json.dumps(doc).encode(), json.dumps(asyncapi_document(doc)).encode())
+        return self._docs
+
+    def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
+        return self._render(openapi_schema)[0]
+
+    def receive_router(self, router: Router) -> None:
+        @get("/asyncapi.json", media_type=JSON_MEDIA, sync_to_thread=False, include_in_schema=False)
+        def asyncapi(request: Request) -> bytes:
+            return self._render(request.app.openapi_schema.to_schema())[1]
+
+        router.register(asyncapi)
+
+
 def create_app(settings: Settings | None = None, config: GatewayConfig | None = None, *, r: Any = None,
                metrics_: Metrics | None = None) -> Litestar:
     """The gateway app for ``settings`` (Redis, namespace) and ``config`` (keys, limits).
@@ -324,7 +363,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
             await gw.r.aclose()
 
     v1 = Router(path="/v1", route_handlers=[
-        list_titles, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
+        list_titles, title_detail, create_game, get_game, join_game, spectator_view, spectator_feed, game_result, lobby,
         public_game_audit, public_game_bundle,
         start_game, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
     ])
@@ -336,14 +375,18 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
             "admin_token": SecurityScheme(type="http", scheme="bearer", description="QUESTHALL_ADMIN_TOKEN"),
         }),
         path="/schema",
+        render_plugins=[ClientSchemaPlugin(), RedocRenderPlugin(path=["/", "/redoc"]), SwaggerRenderPlugin(path="/swagger")],
     )
+    cors = CORSConfig(allow_origins=list(config.cors_origins), allow_methods=["GET", "POST", "OPTIONS"],
+                      allow_headers=["Authorization", "Content-Type"], expose_headers=["Retry-After"],
+                      max_age=600) if config.cors_origins else None
     return Litestar(
         route_handlers=[v1, metrics, health],
         dependencies={"gw": Provide(provide_gw, sync_to_thread=False)},
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation_error,
                             HTTPException: on_http_error, RecursionError: on_too_deep, Exception: on_internal_error},
         on_startup=[startup], on_shutdown=[shutdown], before_request=require_json,
-        openapi_config=openapi,
+        openapi_config=openapi, cors_config=cors,
         logging_config=None,  # Litestar's default would set the root logger to INFO (an httpx line per request)
         request_max_body_size=config.max_body,
         state=State({"config": config, "settings": settings}),
@@ -352,9 +395,17 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
 
 
 def openapi_document(app: Litestar | None = None) -> dict:
-    """The OpenAPI document of the gateway (a dict, JSON-ready)."""
+    """The OpenAPI document of the gateway as served (a dict, JSON-ready; see services/gateway/openapi.py)."""
     app = app or create_app(Settings(url="redis://unused"), GatewayConfig(token_keys=(b"x",)))
-    return app.openapi_schema.to_schema()
+    return client_openapi(app.openapi_schema.to_schema())
+
+
+def write_asyncapi(out_dir: str | Path) -> Path:
+    """Write ``asyncapi.json`` (the WebSocket protocol, AsyncAPI 3.0) into ``out_dir``; returns its path."""
+    p = Path(out_dir) / "asyncapi.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(asyncapi_document(openapi_document()), indent=2, sort_keys=True) + "\n")
+    return p
 
 
 def write_openapi(out_dir: str | Path) -> Path:

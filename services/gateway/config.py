@@ -18,6 +18,9 @@ variable                       meaning                                          
                                overloaded`` + ``Retry-After`` (socket: close 1013)
 ``QUESTHALL_REDIS_CONNECTIONS`` the gateway process's Redis connection pool (a         48
                                blocking pool: requests beyond it wait for one)
+``QUESTHALL_CORS_ORIGINS``     comma-separated origins allowed by CORS (browser apps   unset
+                               on another origin), e.g. ``https://app.example``;
+                               ``*`` for any; unset: no CORS headers
 =============================  =====================================================  =========
 """
 
@@ -49,6 +52,9 @@ class GatewayConfig:
     """Commands waited for at once (the bus is saturated when outcomes come slower than commands)."""
     redis_connections: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_REDIS_CONNECTIONS", "48")))
     """Size of the process's Redis pool (sockets and waiting commands hold none)."""
+    cors_origins: tuple[str, ...] = field(default_factory=lambda: tuple(
+        o.strip() for o in os.environ.get("QUESTHALL_CORS_ORIGINS", "").split(",") if o.strip()))
+    """Origins allowed by CORS (``*``: any); empty: no CORS headers are sent."""
     generated_key: bool = False
     """True when no key was configured and a random one was generated at start."""
 

@@ -17,7 +17,14 @@ from redis.exceptions import ResponseError
 
 from schemas.base import Command
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, Rejected, StartGame
-from schemas.gateway import CommandAccepted, GameCreatedReply, LobbyGame, SeatGrant, TitleInfo
+from schemas.gateway import (
+    CommandAccepted,
+    GameCreatedReply,
+    LobbyGame,
+    SeatGrant,
+    TitleDetail,
+    TitleInfo,
+)
 from services.adapters.client import new_id
 from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import CommandBus, Settings, decode_outcome
@@ -94,11 +101,22 @@ class GatewayService:
         self.changes = ChangeFeed(r, self.keys)
         """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
         self._titles: OrderedDict[str, str] = OrderedDict()
+        self._details: dict[str, bytes] = {}
         self.title_infos = [
             TitleInfo(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
                       rules_version=t.rules_version, options=msgspec.to_builtins(t.options_type()))
             for _, t in sorted(all_titles().items())
         ]
+
+    def title_detail(self, name: str) -> bytes:
+        """The :class:`TitleDetail` of ``name`` as JSON (built once, then cached; at most one
+        per registered title). Raises ApiError 404 ``unknown_title``."""
+        if name not in all_titles():
+            raise ApiError(404, "unknown_title", f"There is no title {name!r}; see GET /v1/titles.")
+        raw = self._details.get(name)
+        if raw is None:
+            raw = self._details[name] = msgspec.json.encode(title_detail(name))
+        return raw
 
     # -- identity ------------------------------------------------------------------------------
 
@@ -282,6 +300,48 @@ class GatewayService:
         out = await self.submit(title, claims.g, StartGame(), claims.s, player=claims.n)
         return CommandAccepted(command_id=out.command_id, game_id=out.game_id, version=out.version, events=out.events)
 
+    async def dry_run(self, claims: tokens.SeatClaims, body: Command, client_id: str | None,
+                      expected_version: int | None) -> CommandAccepted:
+        """Decide ``body`` as the token's seat on the game's current state and append nothing.
+
+        Accepted: ``CommandAccepted`` with ``dry_run`` true, ``version`` the version it was
+        decided at and ``events`` 0 (what it would append is not told: a dry run can be repeated
+        without consequence, and an event count could hint at a chance draw). Refused: the same
+        ApiError as :meth:`command` (409/422 with the code). Counts against the seat's rate
+        limit. The game's rules run here as in the audit (``services.kernel.game.decide`` with
+        the game's own chance), not a copy of them.
+        """
+        from services.adapters.redis_store import EventStore
+        from services.kernel import codec, get_title
+        from services.kernel import game as lifecycle
+        from services.kernel.errors import ChanceExhausted, Rejection
+
+        title = await self.title_of(claims.g)
+        await self.rate_check(claims.g, claims.s)
+        if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
+            raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+        client_id = client_id or new_id("d")
+        c = codec(title)
+        try:  # as the worker decodes it: another title's command is bad_command
+            body = c.decode_command_body(msgspec.msgpack.encode(body))
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ApiError(422, "bad_command", f"The command body is invalid: {exc}."[:300], command_id=client_id) from None
+        store = EventStore(self.r, self.settings)
+        game = await store.load(c, claims.g)
+        seed = await store.seed(claims.g) or b"\0" * 32
+        now = int(time.time() * 1000)
+        env = CommandEnvelope(command_id=f"s{claims.s}:{client_id}", game_id=claims.g, title=title, body=body,
+                              seat=claims.s, player=claims.n, expected_version=expected_version, issued_at=now,
+                              received_at=now)
+        try:
+            lifecycle.decide(get_title(title), game, env, lifecycle.chance_for(game, seed), seed)
+        except Rejection as rej:
+            raise rejection_error(Rejected(command_id=client_id, game_id=claims.g, code=rej.code, message=rej.message,
+                                           version=game.version), client_id) from None
+        except ChanceExhausted:  # not with the seeded chance; kept total
+            raise ApiError(409, "chance_unhonoured", "The command's chance could not be drawn.", command_id=client_id) from None
+        return CommandAccepted(command_id=client_id, game_id=claims.g, version=game.version, events=0, dry_run=True)
+
     async def command(self, claims: tokens.SeatClaims, body: Command, client_id: str | None,
                       expected_version: int | None) -> CommandAccepted:
         """Submit ``body`` as the token's seat (rate-limited). Raises ApiError (see :meth:`submit`)."""
@@ -369,6 +429,34 @@ class GatewayService:
         for group, n in groups.items():
             self.metrics.group_lag.labels(group=group).set(n)
         self.metrics.projection_lag.set(groups.get("projector", 0))
+
+
+def content_files(package: str) -> dict[str, Any]:
+    """The content files (``content/*.toml``) of a title's package, or of the nearest enclosing
+    package that has them (Ero's Quest and Fate Deck share Questeros' deck), as JSON-ready data."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    parts = package.split(".")
+    while parts:
+        d = Path(importlib.import_module(".".join(parts)).__file__).parent / "content"
+        if d.is_dir():
+            return {p.stem: tomllib.loads(p.read_text()) for p in sorted(d.glob("*.toml"))}
+        parts.pop()
+    return {}
+
+
+def title_detail(name: str) -> TitleDetail:
+    """The :class:`TitleDetail` of a registered title (no game rule: its declared data and files)."""
+    from schemas.envelope import LifecycleOptions
+
+    t = all_titles()[name]
+    return TitleDetail(name=t.name, display_name=t.display_name, min_seats=t.min_seats, max_seats=t.max_seats,
+                       rules_version=t.rules_version, options=msgspec.to_builtins(t.options_type()),
+                       options_schema=msgspec.json.schema(t.options_type),
+                       lifecycle_options_schema=msgspec.json.schema(LifecycleOptions),
+                       bots=sorted(t.bots), content=content_files(type(t).__module__))
 
 
 def _lobby_game(gid: str, h: dict) -> LobbyGame:

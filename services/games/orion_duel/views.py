@@ -15,14 +15,43 @@ from __future__ import annotations
 
 from typing import Any
 
-from schemas.orion_duel import MatchGame, OrionView
+from schemas.orion_duel import MatchGame, OrionView, PlaceTile, TilePlacements
 from services.games.orion_duel.geometry import BOARD, CELLS, TILE_IDS
-from services.games.orion_duel.rules import OrionState, conditions_of, groups
+from services.games.orion_duel.rules import (
+    OrionState,
+    conditions_of,
+    groups,
+    legal_commands,
+    placements,
+)
+
+
+def compact_placements(state: OrionState, seat: int) -> list[TilePlacements]:
+    """The legal placements of ``seat`` grouped by tile and orientation, in the order
+    :func:`~services.games.orion_duel.rules.placements` yields them; expanding every anchor
+    gives exactly the ``place_tile`` commands of ``legal_commands`` (docs/games/orion_duel.md)."""
+    out: dict[tuple[str, int, bool], TilePlacements] = {}
+    for tile, rot, mir, (aq, ar), hexes in placements(state, seat):
+        g = out.get((tile, rot, mir))
+        if g is None:
+            g = out[(tile, rot, mir)] = TilePlacements(tile=tile, rotation=rot, mirror=mir, anchors=[],
+                                                       hexes=[[q - aq, r - ar, c] for q, r, c in hexes])
+        g.anchors.append([aq, ar])
+    return list(out.values())
+
+
+def expand(groups_: list[TilePlacements]) -> list[PlaceTile]:
+    """The ``place_tile`` commands of a view's ``placements`` (the inverse of :func:`compact_placements`)."""
+    return [PlaceTile(tile=g.tile, anchor=(a[0], a[1]), rotation=g.rotation, mirror=g.mirror) for g in groups_ for a in g.anchors]
 
 
 def view(state: OrionState, seat: int | None) -> OrionView:
-    """The public view (identical for both seats and spectators)."""
+    """The public view (identical for both seats and spectators), plus the legal commands of
+    the seat to move in its own view (``legal`` in the setup, ``placements`` in play)."""
     over = state.phase == "over"
+    mine = seat is not None and not over and state.turn == seat
+    legal = legal_commands(state, seat) if mine and state.phase != "play" else []
+    compact = compact_placements(state, seat) if mine and state.phase == "play" else []
     gs = groups(state.hexes, state.galaxies, state.black_holes)
     names = ("link", "galaxies", "black_holes")
     conds = [[n for n, ok in zip(names, conditions_of(gs, s), strict=True) if ok] for s in (0, 1)]
@@ -47,6 +76,8 @@ def view(state: OrionState, seat: int | None) -> OrionView:
         match_history=[MatchGame(game=g, winners=list(w), reason=r, scores=list(sc), galaxy_seat=gs, starter=st)
                        for g, w, r, sc, gs, st in state.match_history],
         match_winners=list(state.match_winners) if state.match_winners is not None else None,
+        legal=legal,  # type: ignore[arg-type]
+        placements=compact,
     )
 
 
