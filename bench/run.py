@@ -38,6 +38,8 @@ from typing import Any
 
 import anyio
 
+from bench import load
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 LEVELS = (1, 10, 1000)
@@ -219,8 +221,9 @@ def _service(args: list[str], env: dict[str, str], log: Path) -> subprocess.Pope
                                 preexec_fn=child_dies_with_parent)
 
 
-async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) -> dict:
-    """Every figure (medians of ``runs``); see the module docstring."""
+async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any, *, quick: bool = False,
+                  redis_pid: int | None = None) -> dict:
+    """Every figure (medians of ``runs``); see the module docstring. ``quick``: the 3-minute subset."""
     import tests.toygame  # noqa: F401
     from services.adapters.client import BusClient
     from services.adapters.redis_store import Settings, connect
@@ -230,13 +233,14 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
     res: dict[str, Any] = {"runs": runs, "seconds_per_run": seconds}
     names = sorted(titles())
     out("pure decide+evolve ...")
-    res["pure_commands_per_s"] = {n: median([pure_rate(n, min(seconds, 1.0), s) for s in range(runs)]) for n in names}
+    res["pure_commands_per_s"] = {n: median([pure_rate(n, 0.3 if quick else min(seconds, 1.0), s) for s in range(runs)])
+                                  for n in names}
     if "orion_duel" in names:
         out("Orion Duel legal moves at the opening ...")
         res["orion_duel_opening_legal_moves"] = orion_opening_legal_moves(runs)
     if "eros_quest" in names:
         out("Ero's Quest win share of the adventurer bot ...")
-        res["eros_quest_win_share"] = eros_quest_win_share()
+        res["eros_quest_win_share"] = eros_quest_win_share(40 if quick else 200)
 
     settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
     r = connect(url)
@@ -246,16 +250,24 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
     raws = [await raw_rates(r, settings.namespace) for _ in range(runs)]
     res["raw_xadd_per_s"] = median([a for a, _ in raws])
     res["raw_xreadgroup_xack_per_s"] = median([b for _, b in raws])
+    out("the append script alone ...")
+    res["lua_append_per_s"] = median([await load.lua_append_rate(r, settings) for _ in range(runs)])
 
     env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": settings.namespace,
            "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_EXTRA_TITLES": "tests.toygame",
            "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
     procs = [_service(["worker", "--title", "toy"], env, workdir / "worker.log"),
              _service(["projector"], env, workdir / "projector.log")]
+    pids = {"worker": procs[0].pid, "projector": procs[1].pid, "client": os.getpid()}
+    if redis_pid:
+        pids["redis"] = redis_pid
     try:
         client = BusClient(r, settings, timeout=60)
         await e2e(client, 1, 0.5, 999)  # warm-up: the services are up and the groups exist
         res["e2e"] = {}
+        cpu = load.Cpu(pids)
+        cpu.start()
+        commands0 = 0
         for level in LEVELS:
             out(f"end to end, {level} concurrent games ...")
             rates, p50s, p99s = [], [], []
@@ -265,6 +277,9 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
                 p50s.append(pct(lat, 0.5) * 1000)
                 p99s.append(pct(lat, 0.99) * 1000)
             res["e2e"][str(level)] = {"commands_per_s": median(rates), "p50_ms": median(p50s), "p99_ms": median(p99s)}
+            commands0 += sum(rates) * seconds
+        spent = cpu.stop()
+        res["cpu_ms_per_command_closed_loop"] = {n: v * 1000 / max(commands0, 1) for n, v in spent.items() if n != "wall_s"}
         # let the projector catch up before it stops, so rebuild starts from a projected namespace
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -280,6 +295,7 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
     best = max(v["commands_per_s"] for v in res["e2e"].values())
     res["ratio_e2e_to_xadd"] = best / res["raw_xadd_per_s"]
     res["ratio_e2e_to_xreadgroup_xack"] = best / res["raw_xreadgroup_xack_per_s"]
+    res["ratio_e2e_to_lua_append"] = best / res["lua_append_per_s"]
 
     out("replay ...")
     reps = [await replay_rate(r, settings) for _ in range(runs)]
@@ -287,12 +303,13 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
     res["games"], res["events"] = reps[0][1], reps[0][2]
     out(f"rebuild of {res['games']} games ...")
     times = []
-    for _ in range(runs):
+    for _ in range(1 if quick else runs):
         t0 = time.perf_counter()
         await rebuild(r, settings)
         times.append(time.perf_counter() - t0)
     res["rebuild_s"] = median(times)
     res["rebuild_events_per_s"] = res["events"] / res["rebuild_s"]
+    await open_loop_figures(url, r, settings, env, workdir, out, res, quick=quick, redis_pid=redis_pid)
     out("Redis bytes per finished game, live and archived ...")  # issue 13 (bench/memory.py)
     from bench.memory import game_memory
 
@@ -302,6 +319,86 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any) 
             await r.delete(key)
     await r.aclose()
     return res
+
+
+async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir: Path, out: Any, res: dict, *,
+                            quick: bool, redis_pid: int | None) -> None:
+    """Open loop (bus), capacity at human pace, the held sockets of one gateway (fresh worker,
+    projector and gateway processes; the toy games of the open loop are set up first)."""
+    from services.adapters.client import BusClient
+    from services.adapters.redis_store import connect
+
+    port = _free_port()
+    genv = {**env, "QUESTHALL_TOKEN_KEYS": "bench-key", "QUESTHALL_LOG_LEVEL": "error"}
+    procs = [_service(["worker", "--title", "toy"], env, workdir / "worker2.log"),
+             _service(["projector"], env, workdir / "projector2.log"),
+             _service(["gateway", "--port", str(port)], genv, workdir / "gateway.log")]
+    pids = {"worker": procs[0].pid, "projector": procs[1].pid, "gateway": procs[2].pid, "client": os.getpid()}
+    if redis_pid:
+        pids["redis"] = redis_pid
+    rc = connect(url, max_connections=64)
+    try:
+        client = BusClient(rc, settings, timeout=60)
+        sizes = (1000,) if quick else (1000, 10_000)
+        secs = 5.0 if quick else 8.0
+        out(f"setting up {max(sizes):,} toy games for the open loop ...")
+        gids = await load.setup_games(client, max(sizes), f"ol{random.randrange(1 << 20):x}-")
+        res["open_loop"] = {}
+        for n in sizes:
+            res["open_loop"][str(n)] = {}
+            for mean in (1.0, 0.2):
+                out(f"open loop: {n:,} games, one command every {mean} s on average ...")
+                await load.drain(rc, settings)  # no backlog of the run before
+                cpu = load.Cpu(pids)
+                cpu.start()
+                got = await load.open_loop(client.bus, gids[:n], mean, secs, seed=n + int(mean * 10))
+                spent = cpu.stop()
+                got["cpu_share"] = {k: v / spent["wall_s"] for k, v in spent.items() if k != "wall_s"}
+                res["open_loop"][str(n)][f"{mean}"] = got
+        out("capacity at one command per 2 s per game ...")
+        try:
+            best, tried = await load.capacity(client.bus, gids, 4.0 if quick else 6.0, 11, out)
+            res["capacity_games_p99_50ms"] = best
+            res["capacity_tried"] = tried
+        except Exception as exc:  # noqa: BLE001 - recorded, the other figures still written
+            res["capacity_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        per_game, games = (5, 200) if quick else (10, 1000)
+        out(f"sockets: {per_game * games:,} idle spectator sockets on one gateway process ...")
+        try:
+            await _wait_http(port)
+            await load.drain(rc, settings)
+            res["sockets"] = await load.sockets(rc, client.bus, f"http://127.0.0.1:{port}", gids[:games], per_game, 50)
+        except Exception as exc:  # noqa: BLE001 - recorded, the other figures still written
+            res["sockets_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        await rc.aclose()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def _wait_http(port: int, timeout: float = 60) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    async with httpx.AsyncClient() as h:
+        while True:
+            try:
+                if (await h.get(f"http://127.0.0.1:{port}/v1/titles")).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the bench gateway did not start")
+            await anyio.sleep(0.2)
 
 
 def table(res: dict) -> str:
@@ -325,15 +422,40 @@ def table(res: dict) -> str:
         ("raw XREADGROUP + XACK (same Redis)", f"{res['raw_xreadgroup_xack_per_s']:,.0f} entries/s"),
         ("best end to end / raw XADD", f"{res['ratio_e2e_to_xadd']:.3f}"),
         ("best end to end / raw XREADGROUP+XACK", f"{res['ratio_e2e_to_xreadgroup_xack']:.3f}"),
+        ("the append script alone, pipelined (same Redis)", f"{res['lua_append_per_s']:,.0f} calls/s"),
+        ("best end to end / append script alone", f"{res['ratio_e2e_to_lua_append']:.3f}"),
     ]
     for n, v in res.get("redis_bytes_per_game", {}).items():
         rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live, {v['archived_bytes']:,.0f} archived"))
+    for n, by_mean in res.get("open_loop", {}).items():
+        for mean, v in by_mean.items():
+            rows.append((f"open loop (bus), {int(n):,} games, one command / {mean} s each",
+                         f"offered {v['offered_per_s']:,.0f}/s, achieved {v['achieved_per_s']:,.0f}/s, p50 {v['p50_ms']:.1f} ms, "
+                         f"p99 {v['p99_ms']:.1f} ms, p99.9 {v['p999_ms']:.1f} ms; load generator {v['generator_cpu_share']:.0%} of a core"))
+    if "capacity_games_p99_50ms" in res:
+        rows.append(("capacity: games at one command / 2 s with p99 <= 50 ms", f"{res['capacity_games_p99_50ms']:,}"))
+    if "sockets" in res:
+        so = res["sockets"]
+        rows.append(("idle sockets held by one gateway process", f"{so['held']:,} with {so['redis_connections']} Redis connections"))
+        rows.append(("push: accepted command to the frame at every socket of the game",
+                     f"p50 {so['push_p50_ms']:.1f} ms, p99 {so['push_p99_ms']:.1f} ms"))
+    cpu_rows = []
+    if "cpu_ms_per_command_closed_loop" in res:
+        c = res["cpu_ms_per_command_closed_loop"]
+        cpu_rows.append("closed loop (the end-to-end runs): CPU ms per command: "
+                        + ", ".join(f"{k} {v:.3f}" for k, v in c.items()))
+    for n, by_mean in res.get("open_loop", {}).items():
+        for mean, v in by_mean.items():
+            cpu_rows.append(f"open loop {int(n):,} games / {mean} s: share of one core: "
+                            + ", ".join(f"{k} {x:.0%}" for k, x in v["cpu_share"].items()))
     head = (f"Questhall bench, {res['when']}: {res['machine']}, Redis {res['redis']}; "
             f"median of {res['runs']} runs, {res['seconds_per_run']:g} s each for end to end.\n\n")
     w0 = max(len(a) for a, _ in rows)
     lines = [f"| {a:<{w0}} | {b} |" for a, b in rows]
     lines.insert(1, f"|{'-' * (w0 + 2)}|---|")
-    return head + "\n".join(lines) + "\n"
+    tail = ("\n\nPer-stage CPU (user + system seconds of each process from /proc, over the run):\n\n"
+            + "\n".join(f"- {x}" for x in cpu_rows) + "\n") if cpu_rows else ""
+    return head + "\n".join(lines) + "\n" + tail
 
 
 def main() -> None:
@@ -341,8 +463,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="Questhall measurements")
     ap.add_argument("--runs", type=int, default=3, help="runs per figure (the median is reported; at least 3)")
     ap.add_argument("--seconds", type=float, default=4.0, help="length of one end-to-end run")
+    ap.add_argument("--quick", action="store_true", help="the 3-minute subset (1,000 games, 1,000 sockets, 2 s runs)")
     a = ap.parse_args()
     runs = max(3, a.runs)
+    if a.quick:
+        a.seconds = min(a.seconds, 2.0)
+    files = load.raise_open_files()
     os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
     sys.path.insert(0, str(ROOT))
     from services.runtime import logs
@@ -364,7 +490,8 @@ def main() -> None:
             def say(msg: str) -> None:
                 print(f"[{time.monotonic() - started:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
-            res = anyio.run(lambda: measure(url, runs, a.seconds, workdir, say))
+            res = anyio.run(lambda: measure(url, runs, a.seconds, workdir, say, quick=a.quick,
+                                            redis_pid=server.proc.pid if server is not None and server.proc else None))
         finally:
             if server is not None:
                 server.stop()
@@ -372,6 +499,8 @@ def main() -> None:
     res["machine"] = (f"{os.cpu_count()} cores (load average {load_before:.1f} before the run), "
                       f"Python {platform.python_version()}, {platform.system()}")
     res["total_s"] = time.monotonic() - started
+    res["quick"] = a.quick
+    res["open_files_limit"] = files
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps(res, indent=2) + "\n")
     md = table(res)

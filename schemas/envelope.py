@@ -50,8 +50,8 @@ class CommandEnvelope(Record, Generic[B], forbid_unknown_fields=True):
     """The seat's Ed25519 signature (128 hex digits) of ``services.kernel.signing.seat_message``
     over (game, seat, ``expected_version``, body hash); required from a seat that registered a key."""
     received_at: int = 0
-    """Server time in ms since the epoch, stamped by the worker when it decides the command (a
-    client's value is overwritten). The lifecycle's only source of time: deadlines are computed
+    """Server time in ms since the epoch: when the command's stream received it (its entry id's
+    ms, Redis's clock), stamped by the worker (a client's value is overwritten). The lifecycle's only source of time: deadlines are computed
     from it, so replay and audit re-decide with the same time. Left out of the command hash
     while 0 (commands stored before clocks existed keep their hash)."""
 

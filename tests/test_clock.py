@@ -200,3 +200,33 @@ def test_every_seat_a_simultaneous_choice_waits_for_has_a_deadline_and_a_default
     assert fe is not None and getattr(fe.body, "choice", None) is None  # seat 2 sees only that seat 1 chose
     fire_due(g)  # seat 2's deadline (set at the same version, still pending) fires too: the reveal
     assert g.game.status == "finished"
+
+
+@pytest.mark.parametrize("options", [
+    {"clock": "move", "move_seconds": 10, "absent_after": 1},  # absent: its deadlines fall due at once
+    {"clock": "bank", "bank_seconds": 10, "increment_seconds": 0},  # an empty bank with no increment
+])
+def test_a_timeout_with_no_move_to_play_does_not_fire_again_and_again(options):
+    # The Fate Deck has no default move (F7): a timeout records itself and plays nothing. The GM
+    # must then get no deadline that is already due, or the clock service would time it out in
+    # a loop, appending events without end while nobody acts (found by the breaker session).
+    g = new("fate_deck", options, seats=3)
+    g.now_ms = g.game.clock.deadline_of(0).at
+    n = len(g.events)
+    for _ in range(20):  # the clock service polling at the same instant
+        fire_due(g)
+    assert tags(g, n).count("timed_out") == 1
+    assert g.game.clock.deadline_of(0) is None
+    # once the GM acts itself it is no longer absent and has a deadline again
+    g.now_ms += 1_000
+    g.submit(g.title.legal_commands(g.game.rules, 0)[0], 0)  # the GM itself acts: it is back
+    assert g.game.clock.deadline_of(0) is not None and 0 not in g.game.clock.absent
+
+
+def test_a_refusal_does_not_echo_a_huge_bot_name():
+    # An error is one sentence: a 10 000-character timeout_bot came back whole in the message.
+    from schemas.envelope import CreateGame
+
+    g = LocalGame(get_title("questeros"), game_id="clock-bot-name")
+    out = g.submit(CreateGame(seats=2, options={"on_timeout": "bot", "timeout_bot": "x" * 10_000}))
+    assert isinstance(out, Rejected) and out.code == "unknown_bot" and len(out.message) < 200

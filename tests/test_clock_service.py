@@ -126,3 +126,39 @@ def test_sigkilled_clock_and_restarted_redis_every_deadline_fires_exactly_once(o
             await r.aclose()
 
     anyio.run(main)
+
+
+def test_a_move_sent_before_its_deadline_is_in_time_when_a_worker_handles_it_late(settings):
+    # A move that entered its command stream before the deadline, handled only after it (the
+    # worker that read it was killed and another reclaimed it 30 s later, or the workers lag):
+    # its time is when it was received (the stream entry's time), not when a worker got to it.
+    # Before, the worker stamped its own "now" and refused the in-time move out_of_time
+    # (found by the breaker session).
+    from schemas.envelope import Accepted, CommandEnvelope
+    from services.adapters.redis_store import ENC, CommandBus
+    from services.runtime.clock import now_ms
+
+    title = get_title("orion_duel")
+
+    async def main():
+        r = connect(settings.url)
+        bus = CommandBus(r, settings)
+        opts = {"clock": "move", "move_seconds": 3, "setup": "symmetric_1", "first_seat": 0}
+        async with services_running(settings, titles=["orion_duel"], r=r, projector=False):
+            gid, _ = await BusClient(r, settings).setup("orion_duel", 2, opts)
+        game = fold(title, await events_of(r, settings, gid))
+        d = game.clock.deadline_of(0)
+        env = CommandEnvelope(command_id="handled-late", game_id=gid, title="orion_duel", seat=0,
+                              body=title.legal_commands(game.rules, 0)[0])
+        stream = settings.keys.commands(settings.keys.partition(gid), "orion_duel")
+        await r.xadd(stream, {"c": ENC.encode(env), "r": bus.inbox.name}, id=f"{d.at - 1}-0")  # received 1 ms in time
+        while now_ms() <= d.at + 50:  # no worker runs until the deadline has passed
+            await anyio.sleep(0.05)
+        async with services_running(settings, titles=["orion_duel"], r=r, projector=False):
+            out = await bus.wait(gid, "handled-late", 30)
+        assert isinstance(out, Accepted) and out.events > 0, out
+        evs = await events_of(r, settings, gid)
+        assert not timeouts(evs)
+        await r.aclose()
+
+    anyio.run(main)

@@ -89,11 +89,30 @@ def test_a_card_played_from_the_hand_can_never_be_taken_back():
     assert isinstance(out, Rejected) and out.code in ("undo_after_secret", "not_undoable")
 
 
-def test_after_an_undo_the_clock_starts_again_from_the_undo():
+def test_an_undo_takes_back_the_command_not_the_time():
+    # A move and its undo must not buy a fresh decision: else a seat about to run out of time
+    # plays anything undoable, takes it back and has its full time again, as often as it likes
+    # (found by the breaker session). The restored deadline keeps its time, set again at the
+    # undo's version (a new timeout command id, so an earlier stale timeout cannot answer it).
     g = new("orion_duel", 2, {**ORION, "undo": "own_move", "clock": "move", "move_seconds": 30})
     g.now_ms = 10_000
+    first = g.game.clock.deadline_of(0)
     g.submit(g.title.legal_commands(g.game.rules, 0)[0], 0)
     g.now_ms = 20_000
     g.submit(RequestUndo(), 0)
     d = g.game.clock.deadline_of(0)
-    assert (d.since, d.at, d.set_at) == (20_000, 50_000, g.game.version)
+    assert (d.since, d.at, d.set_at) == (first.since, first.at, g.game.version)
+    assert g.events[-1].body.__struct_config__.tag == "clock_updated"  # the clock service learns it
+    assert g.game.clock.deadline_of(1) is None
+
+
+def test_an_undo_on_a_bank_clock_gives_no_time_back():
+    g = new("orion_duel", 2, {**ORION, "undo": "own_move", "clock": "bank", "bank_seconds": 60, "increment_seconds": 0})
+    first = g.game.clock.deadline_of(0)
+    for _ in range(3):  # move and undo, again and again, 20 s later each time
+        g.now_ms += 20_000
+        g.submit(g.title.legal_commands(g.game.rules, 0)[0], 0)
+        g.submit(RequestUndo(), 0)
+    assert g.game.clock.deadline_of(0).at == first.at  # the bank ran on: 60 s from the start, not from the last undo
+    g.now_ms = first.at + 1
+    assert g.submit(g.title.legal_commands(g.game.rules, 0)[0], 0).code == "out_of_time"

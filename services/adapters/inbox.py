@@ -99,6 +99,8 @@ class Inbox:
 
     def forget(self, game_id: str, command_id: str, fut: asyncio.Future) -> None:
         """Stop waiting with ``fut`` (answered, timed out or cancelled)."""
+        if fut.done() and not fut.cancelled():
+            fut.exception()  # retrieved: a connection error set while the caller was elsewhere is not "never retrieved"
         w = self.waiters.get((game_id, command_id))
         if w is None:
             return
@@ -139,15 +141,28 @@ class Inbox:
                 self._tasks[i] = loop.create_task(self._read(groups[i]) if i < len(groups) else self._sweep())
 
     async def _read(self, lists: list[str]) -> None:
+        # its own connection (taken from the pool once, held while anything waits), so a pool
+        # saturated by the process's sends never starves the reader that answers them
+        reader = self.r if self.cluster else self.r.client()
+        try:
+            await self._read_with(reader, lists)
+        finally:
+            if reader is not self.r:
+                try:
+                    await reader.aclose()
+                except BaseException:  # noqa: BLE001 - cancelled at shutdown: the pool goes with the client
+                    pass
+
+    async def _read_with(self, reader: Any, lists: list[str]) -> None:
         delay = 0.05
         use_blmpop = True
         while self.waiters:
             try:
                 if use_blmpop:
-                    got = await self.r.blmpop(BLOCK_S, len(lists), *lists, direction="LEFT", count=POP_COUNT)
+                    got = await reader.blmpop(BLOCK_S, len(lists), *lists, direction="LEFT", count=POP_COUNT)
                     raws = got[1] if got else []
                 else:
-                    got = await self.r.blpop(lists, timeout=BLOCK_S)
+                    got = await reader.blpop(lists, timeout=BLOCK_S)
                     raws = [got[1]] if got else []
                 delay = 0.05
             except Exception as exc:  # noqa: BLE001 - a lost connection: retry, then check every waiter

@@ -145,7 +145,7 @@ class GatewayService:
         """The :class:`TitleDetail` of ``name`` as JSON (built once, then cached; at most one
         per registered title). Raises ApiError 404 ``unknown_title``."""
         if name not in all_titles():
-            raise ApiError(404, "unknown_title", f"There is no title {name!r}; see GET /v1/titles.")
+            raise ApiError(404, "unknown_title", f"There is no title {name[:40]!r}; see GET /v1/titles.")
         raw = self._details.get(name)
         if raw is None:
             raw = self._details[name] = msgspec.json.encode(title_detail(name))
@@ -351,7 +351,7 @@ class GatewayService:
                      require_seat_keys: bool = False) -> GameCreatedReply:
         """Create a game. Raises ApiError 404 ``unknown_title``, 409/422 on a rejection."""
         if title not in all_titles():
-            raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
+            raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
         gid = game_id or new_id("g")
         self.check_game_id(gid)
         body = CreateGame(seats=seats, options=options, require_seat_keys=require_seat_keys)
@@ -383,11 +383,15 @@ class GatewayService:
         # join, so a ``seat_taken`` moves on to the next seat.
         h = await self.r.hmget(self.keys.lobby_game(game_id), ["names", "seats"])
         names = msgspec.json.decode(h[0]) if h[0] else []
-        candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or 1))
+        # Not projected yet (right after the create): try every seat the title can have; the
+        # rules answer seat_out_of_range past the game's last seat.
+        candidates = [i for i, n in enumerate(names) if n is None] or list(range(len(names) or all_titles()[title].max_seats))
         for i in candidates:
             try:
                 return await self._join(title, game_id, name, i, client_seed, client_id, public_key, bot)
             except ApiError as exc:
+                if exc.code == "seat_out_of_range" and not names:
+                    break
                 if exc.code != "seat_taken":
                     raise
         raise ApiError(409, "no_open_seat", "Every seat of this game is taken.")
@@ -536,7 +540,7 @@ class GatewayService:
             raise ApiError(400, "bad_range", "limit is 1 to 500.")
         names = sorted(all_titles()) if title is None else [title]
         if title is not None and title not in all_titles():
-            raise ApiError(404, "unknown_title", f"There is no title {title!r}; see GET /v1/titles.")
+            raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
         out: list[LobbyGame] = []
         for t in names:
             for gid in await self.r.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1):

@@ -15,6 +15,8 @@ Rules (docs/gateway.md "Clocks"):
   runs out is left at 0 and still gets the increment after the timeout's move, so the seat then
   has ``increment_seconds`` per decision.
 - A seat marked absent gets a deadline at the moment it starts waiting (it falls due at once).
+- A timeout that plays no move (the title has no default move, or it is not legal) leaves its
+  seat without a deadline until a later command: it never falls due again at once.
 - A move is in time when its ``received_at`` is at most the deadline (inclusive); later, it is
   refused ``out_of_time`` and the timeout decides the turn.
 """
@@ -72,12 +74,15 @@ def start(opts: LifecycleOptions, seats: int) -> ClockState:
 
 
 def advance(opts: LifecycleOptions, clock: ClockState, waiting: Sequence[int], actor: int | None, now: int,
-            set_at: int, *, timed_out: bool = False, absent: Sequence[int] = ()) -> ClockState:
+            set_at: int, *, timed_out: bool = False, absent: Sequence[int] = (), idle: bool = False) -> ClockState:
     """The clocks after a command of ``actor`` (None: no seat, e.g. ``start``) decided at ``now`` (ms).
 
     ``waiting``: seats the game waits for after the command; ``set_at``: the game version after
     the command's events (the version a new deadline is set at); ``timed_out``: the command was
-    the actor's timeout; ``absent``: seats marked absent by this command.
+    the actor's timeout; ``absent``: seats marked absent by this command; ``idle``: the
+    actor's timeout played no move (the title has none, or it was not legal), so the actor gets
+    no new deadline now (a later command starts its next decision): an absent seat or an empty
+    bank would otherwise fall due again at once, and the timeouts would follow each other without end.
     """
     if opts.clock == "none":
         return clock
@@ -100,6 +105,8 @@ def advance(opts: LifecycleOptions, clock: ClockState, waiting: Sequence[int], a
             banks[s] = max(0, banks[s] - max(0, now - d.since))
     deadlines = []
     for s in sorted(set(waiting)):
+        if idle and s == actor:
+            continue
         if s in old:
             deadlines.append(old[s])
             continue

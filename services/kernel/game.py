@@ -217,7 +217,7 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         if hasattr(title, "check_options"):
             title.check_options(opts, body.seats)
         if lopts.on_timeout == "bot" and (lopts.timeout_bot or _first_bot(title)) not in title.bots:
-            raise Rejection("unknown_bot", f"{title.display_name} has no bot {lopts.timeout_bot!r}; bots: {sorted(title.bots)}.")
+            raise Rejection("unknown_bot", f"{title.display_name} has no bot {lopts.timeout_bot[:40]!r}; bots: {sorted(title.bots)}.")
         stored = msgspec.to_builtins(opts)
         if lopts != LifecycleOptions():  # only a game that sets one stores the lifecycle options
             stored.update(msgspec.to_builtins(lopts))
@@ -387,6 +387,7 @@ def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout,
     if lopts.on_timeout == "bot" and not (body.seat < len(game.bots) and game.bots[body.seat]):
         bot = lopts.timeout_bot or _first_bot(title)
         events.append(SeatBotted(seat=body.seat, bot=bot, reason=f"The seat timed out: {reason[0].lower()}{reason[1:]}"))
+    recorded = len(events)
     move = title.default_move(game.rules, body.seat)
     if move is not None:
         try:
@@ -396,7 +397,10 @@ def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout,
                 events += title.decide(game.rules, body.seat, move, chance)
         except Rejection:  # a title whose default move is not legal: only the timeout is recorded
             pass
-    return events + _after(title, game, events, seed, body.seat, d.at, timed_out=True, absent=absent)
+    # A timeout that played nothing leaves the seat without a deadline until the game changes:
+    # else an absent seat (or an empty bank) would fall due again at once, without end.
+    return events + _after(title, game, events, seed, body.seat, d.at, timed_out=True, absent=absent,
+                           idle=len(events) == recorded)
 
 
 def forfeit(title: Title, game: Game, seat: int, reason: str, seed: bytes) -> list[Event]:
@@ -410,7 +414,8 @@ def forfeit(title: Title, game: Game, seat: int, reason: str, seed: bytes) -> li
 
 
 def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: int | None, now: int, *,
-           timed_out: bool = False, absent: list[int] | None = None, fresh: bool = False) -> list[Event]:
+           timed_out: bool = False, absent: list[int] | None = None, fresh: bool = False,
+           idle: bool = False) -> list[Event]:
     """What the lifecycle appends after a command's events: the finish (result and seed), or the
     clocks if they changed."""
     if not events:
@@ -424,9 +429,14 @@ def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: in
     if g.clock is None:
         return []
     lopts = lifecycle_options(g.options)
-    base = msgspec.structs.replace(g.clock, deadlines=()) if fresh else g.clock  # after an undo: new deadlines
-    new = clocks.advance(lopts, base, to_move(title, g), actor, now, game.version + len(events) + 1,
-                         timed_out=timed_out, absent=absent or ())
+    set_at = game.version + len(events) + 1
+    base = g.clock
+    if fresh:  # after an undo: the restored deadlines keep their time (an undo takes back a command,
+        # not the clock), set again at this version so that their timeouts get new command ids
+        base = msgspec.structs.replace(g.clock, deadlines=tuple(msgspec.structs.replace(d, set_at=set_at)
+                                                                for d in g.clock.deadlines))
+    new = clocks.advance(lopts, base, to_move(title, g), actor, now, set_at,
+                         timed_out=timed_out, absent=absent or (), idle=idle)
     return [clocks.event(new)] if new != g.clock else []
 
 

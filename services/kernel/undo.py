@@ -8,7 +8,7 @@ command (:attr:`UndoState.before`, kernel state, never in a view). Any later com
 another id drops it, so only the last command can be taken back, and under ``own_move`` only
 before any other seat acted. ``undo`` by the seat that made it appends ``undone`` (naming the
 command; the log keeps it and its events for the audit), whose fold restores that state byte
-for byte (clocks then restart from the undo's time). Under ``agreed`` the undo is first an
+for byte (its deadlines included: an undo takes back the command, not the time). Under ``agreed`` the undo is first an
 ``undo_requested`` that every other seat (bot seats excepted) accepts with ``answer_undo``.
 
 Rejection codes (stable): ``undo_off``, ``nothing_to_undo``, ``not_your_command``,

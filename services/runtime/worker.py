@@ -371,7 +371,9 @@ class Worker:
             seed = b"\0" * 32  # no game: any command but create is refused (no_such_game)
         chance = self.chance_override.get(cmd.game_id) or lifecycle.chance_for(game, seed)
         at = self.clock_override(cmd.game_id) if self.clock_override is not None else None
-        cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else now_ms())  # the time rides in the command
+        # The time rides in the command: when its stream received it (the entry id's ms), the same
+        # for every delivery, so a move sent in time stays in time when a worker gets to it late.
+        cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else received_ms(job.mid))
         try:
             bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
         except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
@@ -522,6 +524,12 @@ class _InFlight(Tracker):
 
     async def deleted(self, rd: GroupReader, ids: list[str]) -> None:
         await self.worker.answer_lost(rd, ids)
+
+
+def received_ms(message_id: str | bytes) -> int:
+    """The time (ms since the epoch, Redis's clock) a stream entry was added: its id's first part."""
+    mid = message_id.decode() if isinstance(message_id, bytes) else message_id
+    return int(mid.split("-", 1)[0])
 
 
 @dataclass

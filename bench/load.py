@@ -1,0 +1,266 @@
+"""Open-loop load, capacity, the append script alone, held sockets and per-process CPU (issue 11).
+
+Used by :mod:`bench.run`; every function takes the bench's Redis client and settings.
+
+- :func:`lua_append_rate`: the real append script alone, pipelined (500 a round trip), each call
+  a new game's first event -- the yardstick for ``ratio_e2e_to_lua_append``.
+- :func:`setup_games`: toy games of one seat (created, joined, started) for the open loop.
+- :func:`open_loop`: every game sends one ``add`` at exponential intervals (mean ``mean_s``),
+  whether or not its previous command was answered (open loop); latency is from the moment
+  the command was *due* (so a late generator shows as latency, not as a lower rate) to its
+  outcome.
+- :func:`capacity`: the most games at one command per 2 s each held with p99 <= 50 ms.
+- :func:`sockets`: idle spectator sockets held by one gateway process, its Redis connections
+  while holding them, and the time from an accepted command to its feed frame at every socket
+  of the game.
+- :class:`Cpu`: CPU seconds of processes (``/proc/<pid>/stat``) between two points.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import time
+from typing import Any
+
+import anyio
+
+TICKS = os.sysconf("SC_CLK_TCK")
+MAX_OUTSTANDING = 20_000
+"""Commands the open-loop generator keeps unanswered at most; a command due beyond it is counted
+unanswered and not sent (so an offered rate far above capacity cannot exhaust the bench's memory)."""
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def raise_open_files() -> int:
+    """Raise this process's open-file limit to its hard limit (children inherit it); returns it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (0 if it is gone)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+class Cpu:
+    """CPU seconds per named process between :meth:`start` and :meth:`stop` (``self`` = this process)."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.t0: dict[str, float] = {}
+        self.wall0 = 0.0
+
+    def start(self) -> None:
+        self.wall0 = time.monotonic()
+        self.t0 = {n: cpu_seconds(p) for n, p in self.pids.items()}
+
+    def stop(self) -> dict[str, float]:
+        """``{name: CPU seconds}`` plus ``wall_s``."""
+        out = {n: cpu_seconds(p) - self.t0[n] for n, p in self.pids.items()}
+        out["wall_s"] = time.monotonic() - self.wall0
+        return out
+
+
+async def lua_append_rate(r: Any, settings: Any, n: int = 10_000, batch: int = 500) -> float:
+    """Calls/s of the real append script alone (pipelined), each a new game's first event."""
+    import msgspec
+
+    from services.adapters import scripts
+
+    k = settings.keys
+    sha = await r.script_load(scripts.APPEND)
+    payload = os.urandom(300)  # about one stamped event
+    out = msgspec.msgpack.encode({"status": "accepted", "command_id": "c", "game_id": "g", "version": 1, "events": 1})
+    cmd = os.urandom(150)
+    tag = f"la{random.randrange(1 << 30):x}"
+    stream = k.commands(0, "bench")
+    t0 = time.perf_counter()
+    for i in range(0, n, batch):
+        pipe = r.pipeline(transaction=False)
+        for j in range(i, min(n, i + batch)):
+            gid = f"{tag}-{j}"
+            p = k.partition(gid)
+            keys = [k.game(gid, "meta"), k.game(gid, "events"), f"{k.log(p)}:{tag}", k.outcome(gid, "c"), stream,
+                    k.inbox(p, "-"), f"{k.games(p)}:{tag}", k.game(gid, "secret"), k.game(gid, "commands")]
+            pipe.execute_command("EVALSHA", sha, len(keys), *keys, 0, "g", "", out, gid, "h" * 64, "active", "toy", 0,
+                                 "ab" * 32, cmd, "0" * 64, payload)
+        await pipe.execute()
+    return n / (time.perf_counter() - t0)
+
+
+async def setup_games(client: Any, n: int, prefix: str, concurrency: int = 400) -> list[str]:
+    """``n`` started toy games of one seat (target 1000), set up ``concurrency`` at a time."""
+    gids = [f"{prefix}{i}" for i in range(n)]
+    it = iter(gids)
+
+    async def worker() -> None:
+        for gid in it:
+            await client.setup("toy", 1, {"target": 1000}, names=["b"], game_id=gid)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(min(concurrency, n)):
+            tg.start_soon(worker)
+    return gids
+
+
+async def open_loop(bus: Any, gids: list[str], mean_s: float, seconds: float, seed: int) -> dict[str, float]:
+    """Open-loop run: ``{p50_ms, p99_ms, p999_ms, offered_per_s, achieved_per_s, unanswered, generator_cpu}``."""
+    from schemas.envelope import CommandEnvelope
+    from tests.toygame import Add
+
+    lat: list[float] = []
+    sent = 0
+    answered = 0
+    last_answer = 0.0
+    unanswered = 0
+    start = time.monotonic() + 0.5
+    end = start + seconds
+    cpu0 = time.process_time()
+
+    async with anyio.create_task_group() as tg:
+        async def one(gid: str, due: float, n: int) -> None:
+            nonlocal answered, last_answer, unanswered
+            env = CommandEnvelope(command_id=f"o{seed}-{n}", game_id=gid, title="toy", body=Add(n=1), seat=0)
+            try:
+                out = await bus.submit(env, timeout=15)
+            except Exception:  # noqa: BLE001 - e.g. no pool connection within 20 s: the bus is saturated
+                out = None
+            now = time.monotonic()
+            if out is None:
+                unanswered += 1
+                return
+            lat.append(now - due)
+            answered += 1
+            last_answer = now
+
+        async def game(gid: str, rng: random.Random) -> None:
+            nonlocal sent, unanswered
+            due = start + rng.expovariate(1 / mean_s)
+            while due < end:
+                delay = due - time.monotonic()
+                if delay > 0:
+                    await anyio.sleep(delay)
+                sent += 1
+                if sent - answered - unanswered > MAX_OUTSTANDING:  # the generator's own bound: counted, not sent
+                    unanswered += 1
+                else:
+                    tg.start_soon(one, gid, due, sent)
+                due += rng.expovariate(1 / mean_s)
+
+        for i, gid in enumerate(gids):
+            tg.start_soon(game, gid, random.Random(seed * 1_000_003 + i))
+    cpu = time.process_time() - cpu0
+    span = max(last_answer, end) - start
+    return {"p50_ms": pct(lat, 0.5) * 1000, "p99_ms": pct(lat, 0.99) * 1000, "p999_ms": pct(lat, 0.999) * 1000,
+            "offered_per_s": sent / seconds, "achieved_per_s": answered / span, "unanswered": unanswered,
+            "generator_cpu_share": cpu / span}
+
+
+async def drain(r: Any, settings: Any, timeout: float = 120.0) -> float:
+    """Wait until the toy worker's and the projector's groups have nothing undelivered or pending
+    (a run above capacity leaves a backlog); returns the seconds waited."""
+    k = settings.keys
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        left = 0
+        for p in range(settings.partitions):
+            for stream in (k.commands(p, "toy"), k.log(p)):
+                for g in await r.xinfo_groups(stream):
+                    left += int(g.get("lag") or 0) + int(g.get("pending") or 0)
+        if left == 0:
+            break
+        await anyio.sleep(0.2)
+    return time.monotonic() - t0
+
+
+async def capacity(bus: Any, gids: list[str], seconds: float, seed: int, out: Any) -> tuple[int, list[dict]]:
+    """The most games (one command per 2 s each) held with p99 <= 50 ms, and every level tried."""
+    best = 0
+    tried = []
+    for n in (250, 500, 1000, 2000, 4000, 8000, 10_000):
+        if n > len(gids):
+            break
+        await drain(bus.r, bus.settings)
+        res = await open_loop(bus, gids[:n], 2.0, seconds, seed + n)
+        tried.append({"games": n, **res})
+        out(f"  capacity: {n} games at one command per 2 s: p99 {res['p99_ms']:.1f} ms")
+        if res["p99_ms"] > 50:
+            break
+        best = n
+    return best, tried
+
+
+async def sockets(r: Any, bus: Any, gateway_url: str, gids: list[str], per_game: int, samples: int) -> dict[str, float]:
+    """Hold ``len(gids) * per_game`` idle spectator sockets on one gateway process; then send a
+    command to ``samples`` of the games and time the accepted outcome to the feed frame at each of
+    the game's sockets. ``{held, redis_connections, push_p50_ms, push_p99_ms, connect_s}``."""
+    from websockets.asyncio.client import connect as ws_connect
+
+    from schemas.envelope import Accepted, CommandEnvelope
+    from tests.toygame import Add
+
+    arrivals: dict[tuple[str, int], list[float]] = {}
+    socks: list[Any] = []
+    ws_base = gateway_url.replace("http://", "ws://")
+    versions = {}
+    for gid in gids:
+        versions[gid] = int((await r.hget(bus.keys.game(gid, "meta"), "version")) or 0)
+    sem = anyio.Semaphore(100)
+    t0 = time.monotonic()
+
+    async with anyio.create_task_group() as tg:
+        async def reader(ws: Any, gid: str) -> None:
+            try:
+                async for msg in ws:
+                    m = json.loads(msg)
+                    if m.get("type") == "feed":
+                        arrivals.setdefault((gid, m["version"]), []).append(time.monotonic())
+            except Exception:  # noqa: BLE001 - closed at the end
+                return
+
+        async def open_one(gid: str) -> None:
+            async with sem:
+                ws = await ws_connect(f"{ws_base}/v1/games/{gid}/ws?since={versions[gid]}", open_timeout=60,
+                                      ping_interval=None, max_queue=64)
+            socks.append(ws)
+            tg.start_soon(reader, ws, gid)
+
+        async with anyio.create_task_group() as opening:
+            for gid in gids:
+                for _ in range(per_game):
+                    opening.start_soon(open_one, gid)
+        connect_s = time.monotonic() - t0
+        await anyio.sleep(1.0)  # idle
+        conns = sum(1 for c in await r.client_list() if str(c.get("name", "")).startswith("qh-gateway-"))
+        push: list[float] = []
+        rng = random.Random(7)
+        for gid in rng.sample(gids, min(samples, len(gids))):
+            env = CommandEnvelope(command_id=f"push-{gid}", game_id=gid, title="toy", body=Add(n=1), seat=0)
+            out = await bus.submit(env, timeout=30)
+            accepted_at = time.monotonic()
+            assert isinstance(out, Accepted), out
+            deadline = accepted_at + 30
+            while len(arrivals.get((gid, out.version), [])) < per_game and time.monotonic() < deadline:
+                await anyio.sleep(0.001)
+            push += [max(0.0, t - accepted_at) for t in arrivals.get((gid, out.version), [])]
+            push += [30.0] * (per_game - len(arrivals.get((gid, out.version), [])))  # a missed frame counts as 30 s
+        held = sum(1 for s in socks if s.state.name == "OPEN")
+        for s in socks:
+            tg.start_soon(s.close)
+    return {"held": held, "redis_connections": conns, "push_p50_ms": pct(push, 0.5) * 1000,
+            "push_p99_ms": pct(push, 0.99) * 1000, "connect_s": connect_s}
