@@ -329,7 +329,9 @@ async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir:
     from services.adapters.redis_store import connect
 
     port = _free_port()
-    genv = {**env, "QUESTHALL_TOKEN_KEYS": "bench-key", "QUESTHALL_LOG_LEVEL": "error"}
+    # every socket comes from one loopback address: lift the per-address cap (default 200) for the socket figure
+    genv = {**env, "QUESTHALL_TOKEN_KEYS": "bench-key", "QUESTHALL_LOG_LEVEL": "error",
+            "QUESTHALL_WS_PER_ADDRESS": "20000", "QUESTHALL_WS_MAX": "20000"}
     procs = [_service(["worker", "--title", "toy"], env, workdir / "worker2.log"),
              _service(["projector"], env, workdir / "projector2.log"),
              _service(["gateway", "--port", str(port)], genv, workdir / "gateway.log")]
