@@ -109,10 +109,52 @@ def _run_until_stopped(main: Any) -> None:
             await main()
             tg.cancel_scope.cancel()
 
+    prof = _profiler()
     try:
-        anyio.run(until_signal)
+        anyio.run(until_signal, **_loop_options())
     except KeyboardInterrupt:
         pass
+    finally:
+        if prof is not None and os.environ.get("QUESTHALL_PROFILE_AT") != "signal":
+            prof.disable()
+            prof.dump_stats(os.environ["QUESTHALL_PROFILE"])
+
+
+def _loop_options() -> dict:
+    """``anyio.run`` options of a long-lived service: uvloop if ``QUESTHALL_UVLOOP=1`` and it
+    is installed (measured in ``make bench``: docs/operations.md)."""
+    if os.environ.get("QUESTHALL_UVLOOP", "0") != "1":
+        return {}
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return {}
+    return {"backend_options": {"use_uvloop": True}}
+
+
+def _profiler() -> Any:
+    """A ``cProfile.Profile`` timing CPU (``time.process_time``) if ``QUESTHALL_PROFILE`` names a
+    file, else None. It runs between SIGUSR1 (start) and SIGUSR2 (stop and write the stats), or
+    from the start to the service's stop if ``QUESTHALL_PROFILE_AT`` is not ``signal``
+    (``make bench`` profiles one run this way: bench/profile.py)."""
+    path = os.environ.get("QUESTHALL_PROFILE")
+    if not path:
+        return None
+    import cProfile
+    import signal
+    import time
+
+    prof = cProfile.Profile(time.process_time)
+    if os.environ.get("QUESTHALL_PROFILE_AT") == "signal":
+        def stop(*_: Any) -> None:
+            prof.disable()
+            prof.dump_stats(path)
+
+        signal.signal(signal.SIGUSR1, lambda *_: prof.enable())
+        signal.signal(signal.SIGUSR2, stop)
+    else:
+        prof.enable()
+    return prof
 
 
 def _settings(url: str):

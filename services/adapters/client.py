@@ -16,7 +16,6 @@ import anyio
 import msgspec
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from schemas.base import Command
 from schemas.envelope import (
@@ -62,11 +61,17 @@ class BusClient:
         env = CommandEnvelope(command_id=command_id or new_id("c"), game_id=game_id, title=title, body=body, seat=seat,
                               player=player, expected_version=expected_version, issued_at=int(time.time() * 1000))
         out = None
-        async for attempt in AsyncRetrying(retry=retry_if_exception_type((RedisConnectionError, RedisTimeoutError, OSError)),
-                                           wait=wait_exponential(multiplier=0.05, max=1.0),
-                                           stop=stop_after_delay(self.timeout), reraise=True):
-            with attempt:
+        deadline = time.monotonic() + self.timeout
+        delay = 0.05
+        while True:
+            try:
                 out = await self.bus.submit(env, self.timeout)
+                break
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                if time.monotonic() + delay > deadline:
+                    raise
+            await anyio.sleep(delay)  # Redis away (a restart): the same command id again, backing off to 1 s
+            delay = min(delay * 2, 1.0)
         if out is None:
             raise NoOutcome(f"no outcome for command {env.command_id} of game {game_id} within {self.timeout}s")
         return out

@@ -82,6 +82,7 @@ class Inbox:
         self.fallbacks = 0
         """Outcomes resolved from the stored outcome instead (a counter)."""
         self._recheck = False
+        self._reader: Any = None
 
     def __len__(self) -> int:
         """Command ids waited for now."""
@@ -141,17 +142,12 @@ class Inbox:
                 self._tasks[i] = loop.create_task(self._read(groups[i]) if i < len(groups) else self._sweep())
 
     async def _read(self, lists: list[str]) -> None:
-        # its own connection (taken from the pool once, held while anything waits), so a pool
-        # saturated by the process's sends never starves the reader that answers them
-        reader = self.r if self.cluster else self.r.client()
-        try:
-            await self._read_with(reader, lists)
-        finally:
-            if reader is not self.r:
-                try:
-                    await reader.aclose()
-                except BaseException:  # noqa: BLE001 - cancelled at shutdown: the pool goes with the client
-                    pass
+        # its own connection (taken from the pool once and kept: one per process, made once, as
+        # the reader stops whenever nothing waits and starts again with the next command), so a
+        # pool saturated by the process's sends never starves the reader that answers them
+        if self._reader is None:
+            self._reader = self.r if self.cluster else self.r.client()
+        await self._read_with(self._reader, lists)
 
     async def _read_with(self, reader: Any, lists: list[str]) -> None:
         delay = 0.05

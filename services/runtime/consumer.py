@@ -39,7 +39,8 @@ class Tracker:
     """What a service does around the handling of entries (the defaults do nothing but log).
 
     ``read`` runs right after a read, before any entry of it is handled (the worker indexes
-    the commands in flight); ``done`` after a batch was handled (ids); ``deleted`` gets the ids
+    the commands in flight); ``done`` after a batch was handled (ids); ``idle`` after a read
+    that found nothing; ``deleted`` gets the ids
     ``XAUTOCLAIM`` found pending but no longer in the stream (trimmed or deleted by an operator).
     """
 
@@ -47,6 +48,10 @@ class Tracker:
         return None
 
     async def done(self, rd: GroupReader, ids: list[str]) -> None:
+        return None
+
+    async def idle(self, rd: GroupReader) -> None:
+        """A read found nothing new (after blocking ``block_ms``)."""
         return None
 
     async def deleted(self, rd: GroupReader, ids: list[str]) -> None:
@@ -168,6 +173,8 @@ async def _loop(rd: GroupReader, handle: Handler | None, in_hand: dict[str, None
                     in_hand.pop(mid, None)
             if entries:
                 await tracker.done(rd, [mid for mid, _ in entries])
+            else:
+                await tracker.idle(rd)
         except Exception as exc:
             if is_connection_error(exc):
                 log.warning("redis_unavailable", service=service, error=str(exc))

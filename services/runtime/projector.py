@@ -101,6 +101,8 @@ class Projector:
         self._lobby = r.register_script(scripts.LOBBY)
         self.max_failures = max_failures
         self.applied = 0
+        self.slow = 0
+        """Games of a batch brought up to date from their stream (no usable cached state, a gap, a conflict)."""
         self.parked_entries = 0
         """Log entries parked after ``max_failures`` failed tries."""
         self.beats: dict[str, float] = {}
@@ -235,6 +237,7 @@ class Projector:
                     continue
                 self.cache.pop(gid, None)  # another projector moved the game on, or our cache is stale
                 slow.append(gid)
+        self.slow += len(slow)
         for gid in slow:
             rows = by_game[gid]
             try:

@@ -56,6 +56,8 @@ from services.runtime.consumer import (
 log = structlog.get_logger("questhall.worker")
 
 MAX_CONFLICT_RETRIES = 50
+UNINDEX_MAX = 1024
+"""Handled commands whose in-flight records wait for the stream's next pipeline at most."""
 
 
 def now_ms() -> int:
@@ -112,6 +114,8 @@ class Worker:
         self.conflicts = 0
         """Commands decided again after a version conflict (another replica moved the game on)."""
         self.beats: dict[str, float] = {}
+        self.unindex: dict[str, list[str]] = {}
+        """Per command stream: handled commands whose in-flight records are deleted with the next pipeline."""
 
     # -- running ----------------------------------------------------------------------------
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -305,8 +309,12 @@ class Worker:
 
         async def load(gid: str) -> None:
             try:
-                game = await self._game(gid)
-                out[gid] = (game, await self.store.seed(gid) if game.version > 0 else None)
+                owner, game, seed = await self.store.load_game(self.codec, gid)  # one round trip for most games
+                if owner is not None and owner != self.title.name:
+                    raise Rejection("wrong_title", f"Game {gid!r} is a game of another title.")
+                out[gid] = (game, seed if game.version > 0 else None)
+                if game.version > 0 and seed is not None:  # the stored state: kept, even if only refusals follow
+                    self._remember(game, seed)
             except Exception as exc:  # Rejection: the game id belongs to a game of another title
                 if is_connection_error(exc):
                     raise
@@ -407,10 +415,15 @@ class Worker:
         if not plan:
             return {}
         half = "half_pipeline" in self.faults and len(plan) > 1
+        unindex = self.unindex.pop(stream, None)  # the records of the commands handled before
         async with self.r.pipeline(transaction=False) as pipe:
+            if unindex:
+                pipe.hdel(self.keys.inflight(stream), *unindex)
             for st in plan[:len(plan) // 2] if half else plan:
                 pipe.execute_command("EVALSHA", st.sha, len(st.keys), *st.keys, *st.args)
             results = await pipe.execute(raise_on_error=False)
+        if unindex:
+            results = results[1:]
         if half:  # test hook: as if killed with half the batch's pipeline applied
             log.warning("fault_half_pipeline", title=self.title.name, applied=len(results), planned=len(plan))
             await anyio.sleep_forever()
@@ -474,16 +487,6 @@ class Worker:
             await self.store.save_snapshot(game)
         return {g: jobs for g, jobs in again.items() if jobs}
 
-    async def _game(self, game_id: str) -> lifecycle.Game:
-        g = self.cache.get(game_id)
-        if g is not None:
-            self.cache.move_to_end(game_id)
-            return g
-        owner = await self.r.hget(self.keys.game(game_id, "meta"), "title")
-        if owner is not None and owner.decode() != self.title.name:
-            raise Rejection("wrong_title", f"Game {game_id!r} is a game of another title.")
-        return await self.store.load(self.codec, game_id)
-
     def _forget(self, game_id: str | None = None) -> None:
         """Drop a game (default: every game) from the state cache, with its remembered seed."""
         if game_id is None:
@@ -520,7 +523,17 @@ class _InFlight(Tracker):
             await self.worker.r.hset(self.worker.keys.inflight(rd.stream), mapping=named)
 
     async def done(self, rd: GroupReader, ids: list[str]) -> None:
-        await self.worker.r.hdel(self.worker.keys.inflight(rd.stream), *ids)
+        # deleted with the stream's next pipeline of scripts (no round trip of its own), or
+        # when a read finds nothing; a record of a handled command is harmless meanwhile
+        left = self.worker.unindex.setdefault(rd.stream, [])
+        left += ids
+        if len(left) >= UNINDEX_MAX:
+            await self.idle(rd)
+
+    async def idle(self, rd: GroupReader) -> None:
+        ids = self.worker.unindex.pop(rd.stream, None)
+        if ids:
+            await self.worker.r.hdel(self.worker.keys.inflight(rd.stream), *ids)
 
     async def deleted(self, rd: GroupReader, ids: list[str]) -> None:
         await self.worker.answer_lost(rd, ids)
