@@ -180,20 +180,29 @@ class EventStore:
         """
         return (await self.load_game(codec, game_id))[1]
 
-    async def load_game(self, codec: Codec, game_id: str) -> tuple[str | None, lifecycle.Game, bytes | None]:
+    async def load_game(self, codec: Codec, game_id: str, *, stop_at_other_title: bool = False
+                        ) -> tuple[str | None, lifecycle.Game, bytes | None]:
         """``(title named by the game's metadata or None, state, secret seed or None)`` of a game,
         in one round trip for a game of up to ``snapshot_every`` events (its metadata title,
         snapshot, seed and first events in one pipeline; a longer game reads the tail after its
-        snapshot). The state as :meth:`load` says. Raises CorruptEvent."""
+        snapshot). The state as :meth:`load` says. Raises CorruptEvent. ``stop_at_other_title``:
+        a game whose metadata names another title than ``codec``'s is not decoded (its events
+        are not of this codec): ``(that title, an empty game, None)``."""
         title = codec.title
         k = self.keys
         first = self.settings.snapshot_every + 1
+        # in this order: a script may run between two commands of the pipeline, and the append
+        # script writes the events, the seed and the metadata together, the snapshot after: so
+        # the events read include the snapshot's version, and a seed or title read after the
+        # events is there whenever an event is (a create racing this read never looks seedless)
         async with self.r.pipeline(transaction=False) as pipe:
-            pipe.hget(k.game(game_id, "meta"), "title")
             pipe.get(k.game(game_id, "snap"))
-            pipe.hget(k.game(game_id, "secret"), "seed")
             pipe.xrange(k.game(game_id, "events"), "1-0", "+", count=first)
-            owner, snap_raw, seed_raw, head = await pipe.execute()
+            pipe.hget(k.game(game_id, "secret"), "seed")
+            pipe.hget(k.game(game_id, "meta"), "title")
+            snap_raw, head, seed_raw, owner = await pipe.execute()
+        if stop_at_other_title and owner is not None and owner.decode() != title.name:
+            return owner.decode(), lifecycle.new_game(game_id, title.name), None
         head_events = [codec.decode_event(f[b"e"], game_id=game_id, version=int(mid.split(b"-")[0])) for mid, f in head]
         game = lifecycle.new_game(game_id, title.name)
         cached = self._snapshot(codec, snap_raw) if snap_raw is not None else None

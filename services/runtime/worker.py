@@ -309,7 +309,7 @@ class Worker:
 
         async def load(gid: str) -> None:
             try:
-                owner, game, seed = await self.store.load_game(self.codec, gid)  # one round trip for most games
+                owner, game, seed = await self.store.load_game(self.codec, gid, stop_at_other_title=True)  # one round trip
                 if owner is not None and owner != self.title.name:
                     raise Rejection("wrong_title", f"Game {gid!r} is a game of another title.")
                 out[gid] = (game, seed if game.version > 0 else None)
