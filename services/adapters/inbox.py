@@ -142,12 +142,20 @@ class Inbox:
                 self._tasks[i] = loop.create_task(self._read(groups[i]) if i < len(groups) else self._sweep())
 
     async def _read(self, lists: list[str]) -> None:
-        # its own connection (taken from the pool once and kept: one per process, made once, as
-        # the reader stops whenever nothing waits and starts again with the next command), so a
-        # pool saturated by the process's sends never starves the reader that answers them
+        # its own connection (taken from the pool once, held while anything waits), so a pool
+        # saturated by the process's sends never starves the reader that answers them; the
+        # client object is made once (redis-py reads package metadata whenever one is made) and
+        # gives its connection back to the pool whenever the reader stops
         if self._reader is None:
             self._reader = self.r if self.cluster else self.r.client()
-        await self._read_with(self._reader, lists)
+        try:
+            await self._read_with(self._reader, lists)
+        finally:
+            if self._reader is not self.r:
+                try:
+                    await self._reader.aclose()  # its connection only (the pool is the process's)
+                except BaseException:  # noqa: BLE001 - cancelled at shutdown: the pool goes with the client
+                    pass
 
     async def _read_with(self, reader: Any, lists: list[str]) -> None:
         delay = 0.05
