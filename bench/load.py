@@ -18,7 +18,9 @@ Used by :mod:`bench.run`; every function takes the bench's Redis client and sett
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import os
 import random
 import resource
@@ -118,26 +120,26 @@ async def setup_games(client: Any, n: int, prefix: str, concurrency: int = 400) 
     return gids
 
 
-async def open_loop(bus: Any, gids: list[str], mean_s: float, seconds: float, seed: int) -> dict[str, float]:
-    """Open-loop run: ``{p50_ms, p99_ms, p999_ms, offered_per_s, achieved_per_s, unanswered, generator_cpu}``."""
-    from schemas.envelope import CommandEnvelope
-    from tests.toygame import Add
-
+async def _open_loop(gids: list[str], mean_s: float, seconds: float, seed: int, submit: Any,
+                     start: float | None = None) -> dict[str, Any]:
+    """The open loop itself: every game of ``gids`` calls ``submit(gid, n)`` (an awaitable giving
+    the outcome, or None for none) at exponential intervals of mean ``mean_s`` from ``start``
+    (monotonic; default in 0.5 s) for ``seconds``, whether or not its last command was answered.
+    ``{lat (seconds from due to outcome), sent, answered, unanswered, span, cpu}``."""
     lat: list[float] = []
     sent = 0
     answered = 0
     last_answer = 0.0
     unanswered = 0
-    start = time.monotonic() + 0.5
+    start = time.monotonic() + 0.5 if start is None else start
     end = start + seconds
     cpu0 = time.process_time()
 
     async with anyio.create_task_group() as tg:
         async def one(gid: str, due: float, n: int) -> None:
             nonlocal answered, last_answer, unanswered
-            env = CommandEnvelope(command_id=f"o{seed}-{n}", game_id=gid, title="toy", body=Add(n=1), seat=0)
             try:
-                out = await bus.submit(env, timeout=15)
+                out = await submit(gid, n)
             except Exception:  # noqa: BLE001 - e.g. no pool connection within 20 s: the bus is saturated
                 out = None
             now = time.monotonic()
@@ -164,11 +166,174 @@ async def open_loop(bus: Any, gids: list[str], mean_s: float, seconds: float, se
 
         for i, gid in enumerate(gids):
             tg.start_soon(game, gid, random.Random(seed * 1_000_003 + i))
-    cpu = time.process_time() - cpu0
-    span = max(last_answer, end) - start
+    return {"lat": lat, "sent": sent, "answered": answered, "unanswered": unanswered,
+            "span": max(last_answer, end) - start, "cpu": time.process_time() - cpu0}
+
+
+def _summary(parts: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """The open-loop figures of one or more generator processes' results (latencies merged)."""
+    lat = [x for p in parts for x in p["lat"]]
+    span = max(p["span"] for p in parts)
     return {"p50_ms": pct(lat, 0.5) * 1000, "p99_ms": pct(lat, 0.99) * 1000, "p999_ms": pct(lat, 0.999) * 1000,
-            "offered_per_s": sent / seconds, "achieved_per_s": answered / span, "unanswered": unanswered,
-            "generator_cpu_share": cpu / span}
+            "offered_per_s": sum(p["sent"] for p in parts) / seconds,
+            "achieved_per_s": sum(p["answered"] for p in parts) / span,
+            "unanswered": sum(p["unanswered"] for p in parts),
+            "generator_cpu_share": sum(p["cpu"] for p in parts) / span, "generator_processes": len(parts)}
+
+
+async def open_loop(bus: Any, gids: list[str], mean_s: float, seconds: float, seed: int) -> dict[str, float]:
+    """Open-loop run through the bus in this process:
+    ``{p50_ms, p99_ms, p999_ms, offered_per_s, achieved_per_s, unanswered, generator_cpu_share, generator_processes}``."""
+    return _summary([await _bus_loop(bus, gids, mean_s, seconds, seed)], seconds)
+
+
+async def _bus_loop(bus: Any, gids: list[str], mean_s: float, seconds: float, seed: int,
+                    start: float | None = None) -> dict[str, Any]:
+    from schemas.envelope import CommandEnvelope
+    from tests.toygame import Add
+
+    async def submit(gid: str, n: int) -> Any:
+        env = CommandEnvelope(command_id=f"o{seed}-{n}", game_id=gid, title="toy", body=Add(n=1), seat=0)
+        return await bus.submit(env, timeout=15)
+
+    return await _open_loop(gids, mean_s, seconds, seed, submit, start)
+
+
+async def _gateway_loop(gateway_url: str, seats: list[tuple[str, str, int]], mean_s: float, seconds: float, seed: int,
+                        ready: Any) -> dict[str, Any]:
+    """The open loop over WebSockets: one seat socket per game (``(game id, seat token, since)``),
+    each command a ``{"type": "command"}`` frame, its latency until the ``outcome`` frame. The
+    sockets are opened first; ``ready()`` (blocking, run in a thread) returns the wall-clock
+    start time once every generator process is ready."""
+    from websockets.asyncio.client import connect as ws_connect
+
+    ws_base = gateway_url.replace("http://", "ws://")
+    socks: dict[str, Any] = {}
+    waiting: dict[str, asyncio.Future] = {}
+    sem = anyio.Semaphore(100)
+
+    async def reader(ws: Any) -> None:
+        try:
+            async for msg in ws:
+                if msg.startswith('{"type":"outcome"') or '"type":"error"' in msg[:20]:
+                    m = json.loads(msg)
+                    fut = waiting.pop(m.get("command_id") or "", None)
+                    if fut is not None and not fut.done():
+                        fut.set_result(m)
+        except Exception:  # noqa: BLE001 - closed at the end (or by the gateway: counted unanswered)
+            return
+
+    async with anyio.create_task_group() as tg:
+        async def open_one(gid: str, token: str, since: int) -> None:
+            async with sem:
+                ws = await ws_connect(f"{ws_base}/v1/games/{gid}/seats/0/ws?since={since}", open_timeout=60,
+                                      ping_interval=None, max_queue=256, additional_headers={"Authorization": f"Bearer {token}"})
+            socks[gid] = ws
+            tg.start_soon(reader, ws)
+
+        async with anyio.create_task_group() as opening:
+            for gid, token, since in seats:
+                opening.start_soon(open_one, gid, token, since)
+        start_wall = await anyio.to_thread.run_sync(ready)
+        start = time.monotonic() + (start_wall - time.time())
+
+        async def submit(gid: str, n: int) -> Any:
+            cid = f"w{seed}-{n}"
+            fut = asyncio.get_running_loop().create_future()
+            waiting[cid] = fut
+            await socks[gid].send(json.dumps({"type": "command", "command_id": cid, "command": {"type": "toy.add", "n": 1}}))
+            with anyio.move_on_after(15):
+                return await fut
+            waiting.pop(cid, None)
+            return None
+
+        res = await _open_loop([g for g, _, _ in seats], mean_s, seconds, seed, submit, start)
+        for ws in socks.values():
+            tg.start_soon(ws.close)
+    return res
+
+
+GENERATOR_RATE = 1500
+"""Commands/s one generator process is given at most (above it the load is split over processes)."""
+
+
+def generator_processes(games: int, mean_s: float, cap: int = 4) -> int:
+    """How many generator processes an open loop of ``games`` at ``mean_s`` uses."""
+    return max(1, min(cap, math.ceil(games / mean_s / GENERATOR_RATE)))
+
+
+def _child(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, seconds: float, seed: int,
+           barrier: Any, start_at: Any, out: Any) -> None:
+    """One generator process (spawned): its share of the games, through the bus or the gateway."""
+    import sys
+
+    sys.path.insert(0, conf["root"])
+    os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
+    raise_open_files()
+
+    def ready() -> float:
+        barrier[0].wait()  # every generator process (and the parent) ready
+        barrier[1].wait()  # the parent set the start time
+        return start_at.value
+
+    async def main() -> dict[str, Any]:
+        if kind == "gateway":
+            return await _gateway_loop(conf["gateway_url"], items, mean_s, seconds, seed, ready)
+        from services.adapters.redis_store import CommandBus, Settings, connect
+
+        r = connect(conf["url"], max_connections=64)
+        try:
+            bus = CommandBus(r, Settings(url=conf["url"], namespace=conf["namespace"], partitions=conf["partitions"]))
+            start_wall = await anyio.to_thread.run_sync(ready)
+            return await _bus_loop(bus, items, mean_s, seconds, seed, time.monotonic() + (start_wall - time.time()))
+        finally:
+            await r.aclose()
+
+    try:
+        out.put(anyio.run(main))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        for b in barrier:
+            b.abort()  # the others (and the parent) stop waiting for this one
+        out.put({"error": f"{type(exc).__name__}: {exc}"[:300]})
+
+
+def open_loop_split(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, seconds: float, seed: int,
+                    processes: int, pids: dict[str, int] | None = None, on_start: Any = None) -> dict[str, Any]:
+    """The open loop from ``processes`` spawned generator processes, the games dealt round-robin
+    (``kind`` ``bus``: ``items`` are game ids; ``gateway``: ``(game id, seat token, since)``).
+    They start together (a barrier, then a common wall-clock start) and their latencies are
+    merged: the figures of :func:`open_loop` plus ``generator_processes``; the generators' CPU
+    share is the sum of theirs. ``pids``: filled with ``generator-<i>`` pids (for :class:`Cpu`);
+    ``on_start()`` is called once every generator is ready (its sockets open), right before the start."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    barrier = (ctx.Barrier(processes + 1), ctx.Barrier(processes + 1))
+    start_at = ctx.Value("d", 0.0)
+    out = ctx.Queue()
+    shares = [items[i::processes] for i in range(processes)]
+    procs = [ctx.Process(target=_child, args=(kind, conf, share, mean_s, seconds, seed * 31 + i, barrier, start_at, out),
+                         daemon=True) for i, share in enumerate(shares)]
+    for p in procs:
+        p.start()
+    if pids is not None:
+        pids.update({f"generator-{i}": p.pid for i, p in enumerate(procs) if p.pid})
+    try:
+        barrier[0].wait(timeout=600)
+        if on_start is not None:
+            on_start()
+        start_at.value = time.time() + 0.5
+        barrier[1].wait(timeout=60)
+    except Exception:  # noqa: BLE001 - a child failed before the start (broken barrier): its error follows
+        barrier[0].abort()
+        barrier[1].abort()
+    parts = [out.get(timeout=seconds + 900) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    errors = [p["error"] for p in parts if "error" in p]
+    if errors:
+        raise RuntimeError(f"generator process failed: {errors[0]}")
+    return _summary(parts, seconds)
 
 
 async def drain(r: Any, settings: Any, timeout: float = 120.0) -> float:
@@ -188,15 +353,18 @@ async def drain(r: Any, settings: Any, timeout: float = 120.0) -> float:
     return time.monotonic() - t0
 
 
-async def capacity(bus: Any, gids: list[str], seconds: float, seed: int, out: Any) -> tuple[int, list[dict]]:
-    """The most games (one command per 2 s each) held with p99 <= 50 ms, and every level tried."""
+async def capacity(r: Any, settings: Any, conf: dict[str, Any], gids: list[str], seconds: float, seed: int,
+                   out: Any) -> tuple[int, list[dict]]:
+    """The most games (one command per 2 s each) held with p99 <= 50 ms, and every level tried
+    (generator processes as :func:`open_loop_split`)."""
     best = 0
     tried = []
     for n in (250, 500, 1000, 2000, 4000, 8000, 10_000):
         if n > len(gids):
             break
-        await drain(bus.r, bus.settings)
-        res = await open_loop(bus, gids[:n], 2.0, seconds, seed + n)
+        await drain(r, settings)
+        k = generator_processes(n, 2.0)
+        res = await anyio.to_thread.run_sync(lambda n=n, k=k: open_loop_split("bus", conf, gids[:n], 2.0, seconds, seed + n, k))
         tried.append({"games": n, **res})
         out(f"  capacity: {n} games at one command per 2 s: p99 {res['p99_ms']:.1f} ms")
         if res["p99_ms"] > 50:

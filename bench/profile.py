@@ -137,7 +137,9 @@ def stage_profile(url: str, workdir: Path, *, games: int, seconds: float, top: i
                                        {**env, **(_prof_env(files["projector"]) if profiled else {})},
                                        workdir / "projector.log")}
         try:
-            anyio.run(closed_loop, url, settings, 1, 0.5, 999)  # warm-up: the services are up and the groups exist
+            # warm-up with as many games: the services are up, the groups exist, every connection
+            # the run needs is made and every module imported (neither is in the profile)
+            anyio.run(closed_loop, url, settings, games, 1.0, 999)
             cpu = load.Cpu({n: p.pid for n, p in procs.items()} | {"client": os.getpid()})
             prof = cProfile.Profile(time.process_time) if profiled else None
             cpu.start()

@@ -15,8 +15,12 @@ its keys afterwards). Every figure is the median of ``--runs`` runs (at least 3)
   games the end-to-end runs left;
 - a balance figure: the share of Ero's Quest adventures the ``adventurer`` bot wins (200 seeded
   games in memory, ``LocalGame``; not a speed);
-- the yardstick: raw pipelined XADD and XREADGROUP+XACK rates of the same Redis, and the ratio
-  of the best end-to-end rate to each.
+- the yardstick: raw pipelined XADD and XREADGROUP+XACK rates of the same Redis, the append
+  script alone, and the ratio of the best end-to-end rate to each;
+- the per-stage CPU profile of one closed-loop run (:mod:`bench.profile`) and of the gateway;
+- open loops at human pace through the bus (``open_loop``) and through the gateway over
+  WebSockets (``open_loop_gateway``), from generator processes of their own, the capacity at
+  one command per 2 s per game, and the idle sockets one gateway holds (:mod:`bench.load`).
 
 Writes ``bench/results/latest.json`` and ``bench/results/latest.md`` and prints the table.
 """
@@ -28,6 +32,7 @@ import json
 import os
 import platform
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -297,6 +302,11 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any, 
     res["ratio_e2e_to_xreadgroup_xack"] = best / res["raw_xreadgroup_xack_per_s"]
     res["ratio_e2e_to_lua_append"] = best / res["lua_append_per_s"]
 
+    out("per-stage CPU profile (closed loop, 200 games; plain, debug logs, profiled) ...")
+    from bench.profile import stage_profile
+
+    res["profile"] = await anyio.to_thread.run_sync(
+        lambda: stage_profile(url, workdir, games=200, seconds=3.0 if quick else 5.0, top=12, out=out))
     out("replay ...")
     reps = [await replay_rate(r, settings) for _ in range(runs)]
     res["replay_events_per_s"] = median([x for x, _, _ in reps])
@@ -331,11 +341,12 @@ async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir:
     port = _free_port()
     # every socket comes from one loopback address: lift the per-address cap (default 200) for the socket figure
     genv = {**env, "QUESTHALL_TOKEN_KEYS": "bench-key", "QUESTHALL_LOG_LEVEL": "error",
-            "QUESTHALL_WS_PER_ADDRESS": "20000", "QUESTHALL_WS_MAX": "20000"}
+            "QUESTHALL_WS_PER_ADDRESS": "20000", "QUESTHALL_WS_MAX": "20000", "QUESTHALL_MAX_IN_FLIGHT": "20000",
+            "QUESTHALL_PROFILE": str(workdir / "gateway.prof"), "QUESTHALL_PROFILE_AT": "signal"}
     procs = [_service(["worker", "--title", "toy"], env, workdir / "worker2.log"),
              _service(["projector"], env, workdir / "projector2.log"),
              _service(["gateway", "--port", str(port)], genv, workdir / "gateway.log")]
-    pids = {"worker": procs[0].pid, "projector": procs[1].pid, "gateway": procs[2].pid, "client": os.getpid()}
+    pids = {"worker": procs[0].pid, "projector": procs[1].pid, "gateway": procs[2].pid}
     if redis_pid:
         pids["redis"] = redis_pid
     rc = connect(url, max_connections=64)
@@ -345,21 +356,49 @@ async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir:
         secs = 5.0 if quick else 8.0
         out(f"setting up {max(sizes):,} toy games for the open loop ...")
         gids = await load.setup_games(client, max(sizes), f"ol{random.randrange(1 << 20):x}-")
+        conf = {"root": str(ROOT), "url": url, "namespace": settings.namespace, "partitions": settings.partitions}
         res["open_loop"] = {}
         for n in sizes:
             res["open_loop"][str(n)] = {}
             for mean in (1.0, 0.2):
-                out(f"open loop: {n:,} games, one command every {mean} s on average ...")
+                procs_n = load.generator_processes(n, mean)
+                out(f"open loop (bus): {n:,} games, one command every {mean} s on average, {procs_n} generator process(es) ...")
                 await load.drain(rc, settings)  # no backlog of the run before
-                cpu = load.Cpu(pids)
-                cpu.start()
-                got = await load.open_loop(client.bus, gids[:n], mean, secs, seed=n + int(mean * 10))
-                spent = cpu.stop()
-                got["cpu_share"] = {k: v / spent["wall_s"] for k, v in spent.items() if k != "wall_s"}
-                res["open_loop"][str(n)][f"{mean}"] = got
+                res["open_loop"][str(n)][f"{mean}"] = await _measured(
+                    pids, lambda n=n, mean=mean, k=procs_n: load.open_loop_split(
+                        "bus", conf, gids[:n], mean, secs, n + int(mean * 10), k))
+        await _wait_http(port)
+        seats = await _seat_tokens(rc, settings, gids)
+        gconf = {**conf, "gateway_url": f"http://127.0.0.1:{port}"}
+        res["open_loop_gateway"] = {}
+        for n in sizes:
+            res["open_loop_gateway"][str(n)] = {}
+            for mean in ((1.0,) if quick else (1.0, 0.2)):
+                procs_n = load.generator_processes(n, mean)
+                out(f"open loop (gateway, WebSockets): {n:,} games, one command every {mean} s, {procs_n} generator process(es) ...")
+                await load.drain(rc, settings)
+                try:
+                    res["open_loop_gateway"][str(n)][f"{mean}"] = await _measured(
+                        pids, lambda n=n, mean=mean, k=procs_n: load.open_loop_split(
+                            "gateway", gconf, seats[:n], mean, secs, 7 * n + int(mean * 10), k))
+                except Exception as exc:  # noqa: BLE001 - recorded, the other figures still written
+                    res["open_loop_gateway"][str(n)][f"{mean}"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+                seats[:n] = await _seat_tokens(rc, settings, gids[:n])  # since = the games' versions now
+        out("gateway CPU profile: 1,000 games at one command per second over WebSockets ...")
+        await load.drain(rc, settings)
+        await anyio.to_thread.run_sync(lambda: load.open_loop_split(  # profiled once the sockets are open
+            "gateway", gconf, seats[:1000], 1.0, 4.0, 99, 1, on_start=lambda: procs[2].send_signal(signal.SIGUSR1)))
+        procs[2].send_signal(signal.SIGUSR2)
+        await _wait_file(workdir / "gateway.prof")
+        if (workdir / "gateway.prof").exists():
+            from bench.profile import by_area, top_functions
+
+            res.setdefault("profile", {}).setdefault("stages", {})["gateway"] = {
+                "areas": by_area(workdir / "gateway.prof"), "top": top_functions(workdir / "gateway.prof", 12),
+                "run": "1,000 games, one command / 1.0 s each, through the gateway over WebSockets, 4 s"}
         out("capacity at one command per 2 s per game ...")
         try:
-            best, tried = await load.capacity(client.bus, gids, 4.0 if quick else 6.0, 11, out)
+            best, tried = await load.capacity(rc, settings, conf, gids, 4.0 if quick else 6.0, 11, out)
             res["capacity_games_p99_50ms"] = best
             res["capacity_tried"] = tried
         except Exception as exc:  # noqa: BLE001 - recorded, the other figures still written
@@ -377,6 +416,43 @@ async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir:
             p.kill()
             p.wait()
         await rc.aclose()
+
+
+async def _measured(pids: dict[str, int], run: Any) -> dict[str, Any]:
+    """``run()`` (a blocking open-loop run of generator processes) in a thread, with the CPU share
+    of each service process over it (``cpu_share``; the generators' own is ``generator_cpu_share``)."""
+    cpu = load.Cpu(pids)
+    cpu.start()
+    got = await anyio.to_thread.run_sync(run)
+    spent = cpu.stop()
+    got["cpu_share"] = {k: v / spent["wall_s"] for k, v in spent.items() if k != "wall_s"}
+    return got
+
+
+async def _seat_tokens(r: Any, settings: Any, gids: list[str]) -> list[tuple[str, str, int]]:
+    """``(game id, seat 0 token, version now)`` of toy games set up by :func:`bench.load.setup_games`
+    (tokens signed with the bench gateway's key, as its join would; the join is the game's
+    ``seat_joined`` event)."""
+    from schemas.envelope import SeatJoined
+    from services.adapters.redis_store import EventStore
+    from services.gateway import tokens
+    from services.kernel import codec
+
+    evs = await EventStore(r, settings).read_events(codec("toy"), gids[0])
+    jv = next(e.version for e in evs if isinstance(e.body, SeatJoined))
+    async with r.pipeline(transaction=False) as pipe:
+        for gid in gids:
+            pipe.hget(settings.keys.game(gid, "meta"), "version")
+        versions = await pipe.execute()
+    return [(gid, tokens.issue((b"bench-key",), settings.namespace, gid, 0, "b", 3600, join_version=jv), int(v or 0))
+            for gid, v in zip(gids, versions, strict=True)]
+
+
+async def _wait_file(path: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        await anyio.sleep(0.1)
+    await anyio.sleep(0.5)  # written in full
 
 
 def _free_port() -> int:
@@ -429,11 +505,17 @@ def table(res: dict) -> str:
     ]
     for n, v in res.get("redis_bytes_per_game", {}).items():
         rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live, {v['archived_bytes']:,.0f} archived"))
-    for n, by_mean in res.get("open_loop", {}).items():
-        for mean, v in by_mean.items():
-            rows.append((f"open loop (bus), {int(n):,} games, one command / {mean} s each",
-                         f"offered {v['offered_per_s']:,.0f}/s, achieved {v['achieved_per_s']:,.0f}/s, p50 {v['p50_ms']:.1f} ms, "
-                         f"p99 {v['p99_ms']:.1f} ms, p99.9 {v['p999_ms']:.1f} ms; load generator {v['generator_cpu_share']:.0%} of a core"))
+    for key, path in (("open_loop", "bus"), ("open_loop_gateway", "gateway, WebSockets")):
+        for n, by_mean in res.get(key, {}).items():
+            for mean, v in by_mean.items():
+                name = f"open loop ({path}), {int(n):,} games, one command / {mean} s each"
+                if "error" in v:
+                    rows.append((name, f"failed: {v['error']}"))
+                    continue
+                gen = v.get("generator_processes", 1)
+                rows.append((name, f"offered {v['offered_per_s']:,.0f}/s, achieved {v['achieved_per_s']:,.0f}/s, p50 {v['p50_ms']:.1f} ms, "
+                             f"p99 {v['p99_ms']:.1f} ms, p99.9 {v['p999_ms']:.1f} ms; load generator {v['generator_cpu_share']:.0%} "
+                             f"of a core ({gen} process{'es' if gen > 1 else ''})"))
     if "capacity_games_p99_50ms" in res:
         rows.append(("capacity: games at one command / 2 s with p99 <= 50 ms", f"{res['capacity_games_p99_50ms']:,}"))
     if "sockets" in res:
@@ -446,10 +528,13 @@ def table(res: dict) -> str:
         c = res["cpu_ms_per_command_closed_loop"]
         cpu_rows.append("closed loop (the end-to-end runs): CPU ms per command: "
                         + ", ".join(f"{k} {v:.3f}" for k, v in c.items()))
-    for n, by_mean in res.get("open_loop", {}).items():
-        for mean, v in by_mean.items():
-            cpu_rows.append(f"open loop {int(n):,} games / {mean} s: share of one core: "
-                            + ", ".join(f"{k} {x:.0%}" for k, x in v["cpu_share"].items()))
+    for key, path in (("open_loop", "bus"), ("open_loop_gateway", "gateway")):
+        for n, by_mean in res.get(key, {}).items():
+            for mean, v in by_mean.items():
+                if "cpu_share" in v:
+                    cpu_rows.append(f"open loop ({path}) {int(n):,} games / {mean} s: share of one core: "
+                                    + ", ".join(f"{k} {x:.0%}" for k, x in v["cpu_share"].items())
+                                    + f", load generator {v['generator_cpu_share']:.0%}")
     head = (f"Questhall bench, {res['when']}: {res['machine']}, Redis {res['redis']}; "
             f"median of {res['runs']} runs, {res['seconds_per_run']:g} s each for end to end.\n\n")
     w0 = max(len(a) for a, _ in rows)
@@ -457,6 +542,10 @@ def table(res: dict) -> str:
     lines.insert(1, f"|{'-' * (w0 + 2)}|---|")
     tail = ("\n\nPer-stage CPU (user + system seconds of each process from /proc, over the run):\n\n"
             + "\n".join(f"- {x}" for x in cpu_rows) + "\n") if cpu_rows else ""
+    if res.get("profile", {}).get("cpu_ms_per_command"):
+        from bench.profile import markdown
+
+        tail += "\n## Per-stage CPU profile (where the time goes)\n\n" + markdown(res["profile"])
     return head + "\n".join(lines) + "\n" + tail
 
 
