@@ -182,27 +182,27 @@ class EventStore:
 
     async def load_game(self, codec: Codec, game_id: str, *, stop_at_other_title: bool = False
                         ) -> tuple[str | None, lifecycle.Game, bytes | None]:
-        """``(title named by the game's metadata or None, state, secret seed or None)`` of a game,
-        in one round trip for a game of up to ``snapshot_every`` events (its metadata title,
-        snapshot, seed and first events in one pipeline; a longer game reads the tail after its
-        snapshot). The state as :meth:`load` says. Raises CorruptEvent. ``stop_at_other_title``:
+        """``(title named by the game's metadata or None, state, secret seed or None)`` of a game:
+        its metadata title, snapshot and first ``snapshot_every + 1`` events in one pipeline, then
+        its seed (a game not created yet: one round trip; a game of up to ``snapshot_every``
+        events: two; a longer one reads the tail after its snapshot too). The state as :meth:`load` says. Raises CorruptEvent. ``stop_at_other_title``:
         a game whose metadata names another title than ``codec``'s is not decoded (its events
         are not of this codec): ``(that title, an empty game, None)``."""
         title = codec.title
         k = self.keys
         first = self.settings.snapshot_every + 1
-        # in this order: a script may run between two commands of the pipeline, and the append
-        # script writes the events, the seed and the metadata together, the snapshot after: so
-        # the events read include the snapshot's version, and a seed or title read after the
-        # events is there whenever an event is (a create racing this read never looks seedless)
+        # the reads in the order they had as single commands: title, snapshot, events, then (a
+        # round trip later, only for a game that has events) the seed, so a create racing this
+        # load is seen whole or not at all; a game not created yet (a load's common case: its
+        # create) costs one round trip
         async with self.r.pipeline(transaction=False) as pipe:
+            pipe.hget(k.game(game_id, "meta"), "title")
             pipe.get(k.game(game_id, "snap"))
             pipe.xrange(k.game(game_id, "events"), "1-0", "+", count=first)
-            pipe.hget(k.game(game_id, "secret"), "seed")
-            pipe.hget(k.game(game_id, "meta"), "title")
-            snap_raw, head, seed_raw, owner = await pipe.execute()
+            owner, snap_raw, head = await pipe.execute()
         if stop_at_other_title and owner is not None and owner.decode() != title.name:
             return owner.decode(), lifecycle.new_game(game_id, title.name), None
+        seed_raw = await self.r.hget(k.game(game_id, "secret"), "seed") if (head or snap_raw is not None) else None
         head_events = [codec.decode_event(f[b"e"], game_id=game_id, version=int(mid.split(b"-")[0])) for mid, f in head]
         game = lifecycle.new_game(game_id, title.name)
         cached = self._snapshot(codec, snap_raw) if snap_raw is not None else None
@@ -211,12 +211,11 @@ class EventStore:
                   else await self.read_events(codec, game_id, cached.version, cached.version))
             if at and at[0].hash == cached.last_hash:
                 game = cached
-        if game.version < len(head_events):  # game stream ids are the versions 1, 2, ...: the head is 1..len
-            tail = head_events[game.version:]
-            if len(head) == first:
-                tail += await self.read_events(codec, game_id, start=head_events[-1].version + 1)
-        else:
-            tail = await self.read_events(codec, game_id, start=game.version + 1)
+        # game stream ids are the versions 1, 2, ...: the head is events 1..len(head). Never read
+        # past it unless it was cut at ``first`` (the seed was read for the events read here)
+        tail = head_events[game.version:]
+        if len(head) == first:
+            tail += await self.read_events(codec, game_id, start=max(game.version, len(head_events)) + 1)
         after = lifecycle.fold(title, tail, game)
         if snap_raw is not None and game.version == 0 and after.version > 0:
             await self.save_snapshot(after)  # the ignored snapshot is rewritten by this code
