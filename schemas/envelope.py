@@ -314,7 +314,7 @@ class SeedRevealed(Event, tag="seed_revealed"):
     """Hex of the 32-byte seed; its SHA-256 equals the ``seed_commitment``."""
 
 
-class Deadline(Record):
+class Deadline(Record, omit_defaults=True):
     """When the game stops waiting for one seat."""
 
     seat: int

@@ -428,7 +428,7 @@ sign("signpost_powerlessness.toml", "signpost Powerlessness: hero abilities do n
       S(0, ability(), expect="rejected:powerlessness")])
 sign("signpost_treasure.toml", "signpost Treasure: nobody richer than the rest, one card each",
      "rulebook Signposts, Treasure: if everyone has an equal number of candies (here none), deal each player one "
-     "action card at random. (The richest-player branch: scenario treasure_richest_distributes.)", "old_chapel", [],
+     "action card at random. (The richest-player branch: treasure_richest_distributes.toml.)", "old_chapel", [],
      [CONVERT(chk("view.players.0.candies", equals=1), chk("view.players.1.candies", equals=1),
               chk("view.players.0.hand_count", equals=7))])
 sign("signpost_chaos.toml", "signpost Chaos: two cards each to the centre, shuffled and dealt",
@@ -444,6 +444,21 @@ sign("signpost_candy_madness.toml", "signpost Candy Madness: the fewer candies r
      "sugar_hills", [True, True, True],
      [S(0, pass_(), chk("view.players.0.candies", equals=2), chk("view.players.1.candies", equals=4),
         chk("view.players.2.candies", equals=4))], seats=3)
+
+design("treasure_richest_distributes.toml", "signpost Treasure: the richest player looks at the cards and hands them out",
+       "rulebook Signposts, Treasure: the player with the most candies takes as many cards as there are players, "
+       "looks at them and distributes them among the other players. Day 1: seat 0 leads the fight (6 candies to "
+       "4); day 2 (first player seat 1) reaches the Old Chapel after the Morning conversions (seat 0: 8, seat 1: 7): "
+       "seat 0 alone sees the 2 cards (aside) and gives both to seat 1.",
+       2, deal(2, 0, {0: ["frying_pan1"]}, location="sugar_hills", coins=[True, True])[:2]
+       + [{"shuffle": ["sugar_hills", "old_chapel"]}, {"shuffle": ["gummy_bear"]}, {"int": 0}, {"coin": True}, {"coin": True}],
+       [S(0, play("frying_pan1")), S(0, pass_()), S(1, pass_()), S(0, pass_(), chk("view.players.0.candies", equals=6)),
+        UNTIL(lambda s: s.phase == "treasure", chk("view.day", equals=2), chk("view.location", equals="old_chapel"),
+              chk("view.players.0.candies", equals=8), chk("view.players.1.candies", equals=7),
+              chk("view.aside", seat=0, length=2), chk("view.aside", seat=1, length=0), chk("to_move", equals=[0])),
+        S(0, give(0, 1), expect="rejected:bad_distribution"),
+        S(0, give(1, 1), chk("view.players.1.hand_count", equals=9), chk("view.aside", seat=0, length=0),
+          chk("view.convert", equals=[1]))])
 
 design("hand_limit_conversion.toml", "the hand limit: over 7 cards, the surplus converted at once by the player's choice",
        "rulebook Game Setup: more than 7 cards in hand: immediately, before any other action, the player chooses "

@@ -55,7 +55,8 @@ def given(seats: int, hands: dict[int, tuple[str, ...]], phase: str = "fight", t
             equipment=tuple(() for _ in range(seats)), curses=tuple(() for _ in range(seats)),
             heroes=tuple(heroes or ("lisa", "eric", "mia", "christian", "roy", "joy")[:seats]),
             hero_turned=tuple(False for _ in range(seats)), first=0, turn=turn, passes=0, played=False,
-            agenda=("party", "day_end"), boss="andy", bosses=("candy_joe",), day=1, days=2,
+            agenda=("party", "day_end"), boss="andy", bosses=("candy_joe",), day=1, days=2, sacred_place=False,
+            breakage=False, powerlessness=False, rage=0, duels_started=(), attacked=(), used=(),
             combat=Combat(kind="fight", seats=tuple(range(seats)), turn=turn, dealt=zeros, reduced=zeros,
                           spent=zeros, boss="andy", health=60) if phase == "fight" else None, **kw)
     g.game = rep(g.game, rules=s, choices=None)
@@ -176,6 +177,36 @@ def test_hand_limit_conversion_comes_first_and_is_hidden_from_everyone():
     assert len(g.game.rules.stashes[0]) == 1
 
 
+def test_the_leader_bot_blocks_what_harms_it_and_duels_the_candy_leader():
+    import random as r
+
+    from schemas.orange_quest import Challenge
+    from services.games.orange_quest.bots import leader_bot
+
+    g = given(3, {0: ("prank1", "hook1"), 1: ("block1",), 2: ()}, phase="party", stashes={2: ("cake1", "cake2")})
+    ok(g, Play(card="prank1", target=1), 0)  # a party card: no window
+    g = given(3, {0: ("butterfingers1", "hook1"), 1: ("block1",), 2: ()}, phase="party", stashes={2: ("cake1", "cake2")})
+    ok(g, Play(card="butterfingers1", target=1), 0)
+    assert leader_bot(T.view(g.game.rules, 1), 1, r.Random(0)) == Play(card="block1")
+    assert leader_bot(T.view(g.game.rules, 2), 2, r.Random(0)) == Pass()
+    ok(g, Pass(), 1)
+    ok(g, Pass(), 2)
+    assert leader_bot(T.view(g.game.rules, 0), 0, r.Random(0)) == Challenge(target=2)
+
+
+def test_the_leader_bot_fights_for_leadership_while_it_can():
+    import random as r
+
+    from services.games.orange_quest.bots import leader_bot
+
+    g = given(2, {0: ("hook1", "gvozdar1"), 1: ("frying_pan1",)})
+    assert leader_bot(T.view(g.game.rules, 0), 0, r.Random(0)) == Play(card="gvozdar1")
+    g = given(2, {0: ("hook1",), 1: ("gvozdar1", "gvozdar2")}, turn=1)
+    ok(g, Play(card="gvozdar1"), 1)
+    ok(g, Pass(), 1)
+    assert leader_bot(T.view(g.game.rules, 0), 0, r.Random(0)) == Pass()  # 10 cannot beat 40
+
+
 # -- whole games ---------------------------------------------------------------------------------
 
 
@@ -232,9 +263,18 @@ def play(seed: int, seats: int, options: dict, check_leaks: bool = True, max_mov
         if not check_leaks:
             continue
         bodies = [e.body for e in g.events[since:]]
+        pending: dict[int, bytes] = {}  # secret picks and throws not revealed yet
+        if g.game.choices is not None:
+            for i, blob in zip(g.game.choices.seats, g.game.choices.made, strict=True):
+                pending[i] = JSON.encode(msgspec.msgpack.decode(blob, type=T.choice_made_type).choice)
         for viewer in {seat, rng.choice(viewers), None}:  # a bounded slice: the actor, one other, a spectator
             payloads = [JSON.encode(lifecycle.view(T, g.game, viewer))]
             payloads += [JSON.encode(fe) for e in g.events[since:] if (fe := lifecycle.redact(T, e, viewer)) is not None]
+            env = lifecycle.view(T, g.game, viewer)  # its own legal list and choice may name the same command
+            other = [JSON.encode(rep(env, my_choice=None, view=rep(env.view, legal=[]))), *payloads[1:]]
+            for i, choice in pending.items():
+                if i != viewer:
+                    assert all(choice not in p for p in other), (viewer, i, choice)
             for x in _secrets(s, viewer) - _shown(bodies, viewer):
                 for p in payloads:
                     assert x not in p, (viewer, x, p[:300])

@@ -101,7 +101,7 @@ def parse(words: list[str], view: dict | None, seat: int | None) -> Command:
         return Throw(shape=rest[0], card=_card(rest[1]))  # type: ignore[arg-type]
     if head == "pick" and len(rest) == 1:
         return Pick(card=_card(rest[0]))
-    raise ChatError(f"Unknown words {' '.join(words[:3])!r} for Orange Quest: try play, block, pass, duel or help.")
+    raise ChatError(f"Unknown word {head!r} for Orange Quest: try play, block, pass, duel or help.")
 
 
 def format(cmd: Command) -> str:
