@@ -100,14 +100,15 @@ def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
 
 
 def hint(title: str, env: dict | None, seat: int, rng: random.Random) -> Command | None:
-    """The title's first bot's move for the seat from its view envelope, or None (nothing to do,
-    or not the seat's move). Source: the titles' bots (services/games/<title>/bots.py)."""
+    """The move of the title's first bot that is not ``random`` for the seat, from its view
+    envelope, or None (nothing to do, or not the seat's move). Source: the titles' bots
+    (services/games/<title>/bots.py)."""
     from services.kernel import get_title
 
     if not env or env.get("view") is None or seat not in env.get("to_move", []):
         return None
     t = get_title(title)
-    bot = next(iter(t.bots.values()))
+    bot = next((b for name, b in t.bots.items() if name != "random"), None) or next(iter(t.bots.values()))
     try:
         return bot(msgspec.convert(env["view"], t.view_type), seat, rng)
     except (IndexError, ValueError):

@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
-import httpx
-import websockets
 
 from services.frontends.chat import kit
 from services.frontends.chat.store import ChatStore, GameRecord
@@ -209,11 +207,14 @@ class ChatCore:
             await reply.say(f"That line is longer than {self.config.max_line} characters.")
             return
         try:
-            await self._dispatch(msg, text, reply)
-        except kit.ChatError as exc:
-            await reply.say(f"? {exc}")
-        except GatewayError as exc:
-            await reply.say(f"refused: {exc.message} [{exc.code}]")
+            try:
+                await self._dispatch(msg, text, reply)
+            except kit.ChatError as exc:
+                await reply.say(f"? {exc}")
+            except GatewayError as exc:
+                await reply.say(f"refused: {exc.message} [{exc.code}]")
+        except Exception as exc:  # noqa: BLE001  (the gateway or the platform is down: the user may repeat)
+            log.warning("chat line not answered (%s)", type(exc).__name__)
 
     def _admit(self, user: str) -> bool | None:
         """Take a token of the user's incoming bucket (``user_rate``, ``user_burst``): True to read
@@ -257,12 +258,21 @@ class ChatCore:
             await reply.say(self._rules(rest[0].lower() if rest else self._title_for(msg, ref)))
         elif head in ("help", "?"):
             await self._help(msg, ref, rest, reply)
-        elif head == "leave":
+        elif head == "leave" and not rest and self._in_lobby(msg, ref):
             await self._leave(msg, ref, reply)
         else:
             await self._game_line(msg, ref, " ".join(words), reply)
 
     # -- words that are not game commands ------------------------------------------------------
+
+    def _in_lobby(self, msg: Incoming, ref: int | None) -> bool:
+        """Whether the user's game (as :meth:`_pick` finds it) has not started (``leave`` is then
+        the lobby's; in a running game it is the title's word, e.g. Quests Over Coffee's shop)."""
+        try:
+            lv = self._pick(msg, ref, seated=True)
+        except kit.ChatError:
+            return True
+        return lv.view is None or lv.view["status"] == "lobby"
 
     def _games_text(self, msg: Incoming) -> str:
         lives = [lv for lv in self.live.values() if (lv.rec.room == msg.room if msg.room is not None
@@ -506,8 +516,9 @@ class ChatCore:
                     await self._follow_once(live)
                     tg.cancel_scope.cancel()
                 break
-            except (OSError, websockets.ConnectionClosed, GatewayError, httpx.HTTPError, TimeoutError) as exc:
-                log.warning("chat follow of %s interrupted (%s); reconnecting", live.rec.game_id, type(exc).__name__)
+            except Exception as exc:  # noqa: BLE001  (transport, gateway or platform: resume from the cursor)
+                log.warning("chat follow of %s interrupted (%s); resuming from the cursor", live.rec.game_id,
+                            type(exc).__name__)
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 10.0)
         await self.store.drop(live.rec)
@@ -594,8 +605,9 @@ class ChatCore:
         view = live.view
         if view is not None and view["version"] == end and view["status"] == "active":
             waiting = set(view.get("to_move", []))
-            acted = {e["body"].get("seat") for e in entries}
-            for s in sorted(s for s in waiting if s not in rec.waiting or s in acted):
+            seats = {e["body"].get("seat") for e in entries} - {None}
+            # told again while still waiting only if the step was not just other seats' moves
+            for s in sorted(s for s in waiting if s not in rec.waiting or s in seats or not seats):
                 user = rec.users.get(str(s))
                 token = await self.store.token(rec.game_id, s) if user else None
                 if user is None or token is None:
