@@ -35,7 +35,7 @@ class ChatService:
 
     def __init__(self, gateway, port: int, namespace: str) -> None:
         self.config = IrcConfig(server="127.0.0.1", port=port, nick=BOT, channels=(CHANNEL,), rate=200, burst=50,
-                                gateway_url=gateway.url)
+                                max_text=200, gateway_url=gateway.url)
         self.redis_url = gateway.settings.url
         self.namespace = namespace
         self.scope: anyio.CancelScope | None = None
@@ -62,18 +62,28 @@ class ChatService:
         await self.done.wait()
 
 
-async def play_by_hints(user: IrcUser, start: int = 0, *, until: str = "game over") -> int:
+def bot_nick(sender: str) -> bool:
+    return sender.startswith(BOT)  # a restarted bot may come back as qhbot_ while its old nick is released
+
+
+async def play_by_hints(user: IrcUser, start: int = 0, *, until: str = "game over", after_move=None) -> int:
     """Play ``user``'s seat over IRC: on each private "your turn" ask ``hint`` privately and say
-    the hinted move privately. Returns the line index of the room's game-over message."""
-    i = start
+    the hinted move privately. Returns the line index of the room's game-over message.
+    ``after_move(n)`` is awaited once the n-th move was accepted (its private ``ok``)."""
+    i, moves = start, 0
     while True:
-        i = await user.wait_message(lambda s, t, x: s == BOT and ((t == user.nick and "your turn" in x) or until in x), i)
+        i = await user.wait_message(lambda s, t, x: bot_nick(s) and ((t == user.nick and "your turn" in x) or until in x), i)
         if until in user.text_at(i):
             return i
         i += 1
         await user.say(BOT, "hint")
-        h = await user.wait_message(lambda s, t, x: s == BOT and t == user.nick and "hint:" in x, i)
+        h = await user.wait_message(lambda s, t, x: bot_nick(s) and t == user.nick and "hint:" in x, i)
         await user.say(BOT, user.text_at(h).split("hint: ", 1)[1])
+        if after_move is not None:
+            ok = await user.wait_message(lambda s, t, x: bot_nick(s) and t == user.nick and ("ok (v" in x or "refused" in x), h)
+            moves += 1
+            await after_move(moves)
+            i = max(i, ok)
 
 
 GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take)
@@ -114,3 +124,47 @@ async def test_a_whole_game_of_every_title_over_irc(gateway, ircd, title: str) -
         if "hint:" in x or "ok (v" in x:
             continue
         assert x not in seen_by_spy, x
+
+
+async def test_a_restart_mid_game_loses_and_repeats_nothing(gateway, ircd) -> None:
+    """The chat service is stopped right after a move was accepted (the delivery of its step in
+    flight) and started again; every feed version reaches the channel exactly once, every hand
+    reaches its player exactly once, and no "your turn" comes twice."""
+    from services.sdk import Gateway
+
+    ns = "c" + uuid.uuid4().hex[:8]
+    nick = "r" + uuid.uuid4().hex[:6]
+    alice, spy = IrcUser(nick), IrcUser("s" + uuid.uuid4().hex[:6])
+    restarts = []
+    async with anyio.create_task_group() as tg:
+        svc = ChatService(gateway, ircd, ns)
+        await svc.start(tg)
+        await alice.connect(ircd, CHANNEL)
+        await spy.connect(ircd, CHANNEL)
+
+        async def restart(n: int) -> None:
+            if n in (3, 11):
+                await svc.stop()
+                restarts.append(n)
+                await svc.start(tg)
+
+        await alice.say(CHANNEL, "!new questeros 2")
+        await alice.say(CHANNEL, "!bot")
+        await play_by_hints(alice, after_move=restart)
+        await svc.stop()
+        await alice.close()
+        await spy.close()
+    assert restarts == [3, 11]
+    room = [x for _, s, t, x in spy.messages() if bot_nick(s) and t == CHANNEL]
+    game_id = next(x.split("(game ")[1].split(")")[0] for x in room if "(game " in x)
+    async with Gateway(gateway.url) as gw:
+        feed = await gw.spectator_feed(game_id, limit=1000)
+    steps = [x for x in room if not any(k in x for k in ("your turn in", "you have seat", "Join with"))]
+    said = [int(w[1:]) for x in steps for w in x.split() if w[:1] == "v" and w[1:].isdigit()]
+    assert said == [e["version"] for e in feed]  # each once, in order, none lost
+    private = [x for _, s, t, x in alice.messages() if bot_nick(s) and t == nick]
+    hands = [x for x in private if "your hand:" in x]
+    assert len(hands) == sum(1 for e in feed if e["body"]["type"] == "questeros.hands_dealt") == 7
+    turns = [x.split(" active;")[0] for x in private if "your turn." in x]
+    assert len(turns) == len(set(turns))
+    assert not any(x in "\n".join(spy.lines) for x in hands)

@@ -562,7 +562,7 @@ class ChatCore:
 
     async def _deliver(self, live: _Live, done: int, part: int, entries: list[dict]) -> None:
         """Send one step of the feed (the entries of one command) and advance the cursor part by part."""
-        messages = await self._compose(live, done, entries)
+        messages, waiting = await self._compose(live, done, entries)
         end = entries[-1]["version"]
         i = 0
         for room, user, text in messages:
@@ -574,11 +574,13 @@ class ChatCore:
                         await self._emit(room, user, chunk)
                         await self.store.set_cursor(live.rec.game_id, done, i + 1)
                 i += 1
-        await self.store.set_cursor(live.rec.game_id, end, 0)
+        live.rec.waiting = waiting
+        await self.store.step_done(live.rec, end)
 
-    async def _compose(self, live: _Live, done: int, entries: list[dict]) -> list[tuple[str | None, str | None, str]]:
+    async def _compose(self, live: _Live, done: int, entries: list[dict]) -> tuple[list[tuple[str | None, str | None, str]], list[int]]:
         """The messages of one feed step, in a fixed order: the room's lines, each chat seat's
-        private lines (what its feed shows that the spectators' does not), then "your turn"."""
+        private lines (what its feed shows that the spectators' does not), then "your turn"; and
+        the seats the game waits for after it (stored once the step is delivered)."""
         rec, title = live.rec, live.rec.title
         g = f"g{rec.number}"
         names = list(live.names)
@@ -603,9 +605,11 @@ class ChatCore:
             if lines:
                 out.append((None, user, f"{g} (only you see this): " + "\n".join(lines)))
         view = live.view
+        seats = {e["body"].get("seat") for e in entries} - {None}
+        waiting_after = [w for w in rec.waiting if w not in seats]  # the view moved on: keep who did not act
         if view is not None and view["version"] == end and view["status"] == "active":
             waiting = set(view.get("to_move", []))
-            seats = {e["body"].get("seat") for e in entries} - {None}
+            waiting_after = sorted(waiting)
             # told again while still waiting only if the step was not just other seats' moves
             for s in sorted(s for s in waiting if s not in rec.waiting or s in seats or not seats):
                 user = rec.users.get(str(s))
@@ -617,10 +621,7 @@ class ChatCore:
                 out.append((rec.room, None, f"{self.platform.mention(user)}: your turn in {g}{when}."))
                 env = await self.gw.seat(rec.game_id, s, token, title).view(min_version=end)
                 out.append((None, user, f"{g}: your turn{when}. " + clean(kit.render_view(title, env, s))))
-            if sorted(waiting) != rec.waiting:
-                rec.waiting = sorted(waiting)
-                await self.store.put(rec)
-        return out
+        return out, waiting_after
 
     async def _warn_loop(self, live: _Live) -> None:
         """Warn each chat seat ``warn_before_ms`` before its deadline, once per deadline (the

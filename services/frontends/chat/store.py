@@ -99,6 +99,13 @@ class ChatStore:
     async def set_cursor(self, game_id: str, version: int, part: int) -> None:
         await self.r.hset(self.k_cursor, game_id, f"{version}:{part}")
 
+    async def step_done(self, rec: GameRecord, version: int) -> None:
+        """A step was delivered whole: the cursor moves to ``version`` and ``rec.waiting`` is kept (one transaction)."""
+        async with self.r.pipeline(transaction=True) as p:
+            p.hset(self.k_games, rec.game_id, _ENC.encode(rec))
+            p.hset(self.k_cursor, rec.game_id, f"{version}:0")
+            await p.execute()
+
     async def warned(self, key: str) -> bool:
         return bool(await self.r.hexists(self.k_warned, key))
 
