@@ -168,6 +168,7 @@ class ChatCore:
         self.live: dict[str, _Live] = {}
         self._tg: Any = None
         self._titles: dict[str, dict] = {}
+        self._dropped = anyio.Event()
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -523,6 +524,13 @@ class ChatCore:
                 delay = min(delay * 2, 10.0)
         await self.store.drop(live.rec)
         self.live.pop(live.rec.game_id, None)
+        self._dropped.set()
+        self._dropped = anyio.Event()
+
+    async def drained(self) -> None:
+        """Wait until no game is followed any more (every tracked game's end was delivered)."""
+        while self.live:
+            await self._dropped.wait()
 
     async def _follow_once(self, live: _Live) -> None:
         gid = live.rec.game_id
