@@ -232,35 +232,42 @@ class GatewayService:
         if not token or not hmac.compare_digest(token.encode(), self.config.admin_token.encode()):
             raise ApiError(401, "admin_token_invalid", "The admin token is missing or wrong.")
 
+    async def _windowed(self, prefix: str, window: int) -> tuple[float, int]:
+        """Count one request under ``prefix`` and return ``(requests in the last window s, s until
+        the count can drop)``: a sliding window estimated from two fixed ones (this window's
+        count plus the previous one's, weighted by how much of it is still inside the last
+        ``window`` s), so that a burst astride a window boundary is not counted twice over.
+        One round trip; the counters expire after two windows."""
+        now = time.time()
+        slot = int(now // window)
+        async with self.r.pipeline(transaction=False) as p:
+            p.incr(f"{prefix}:{slot}")
+            p.expire(f"{prefix}:{slot}", window * 2 + 1)
+            p.get(f"{prefix}:{slot - 1}")
+            n, _, prev = await p.execute()
+        inside = 1 - (now - slot * window) / window
+        return n + int(prev or 0) * inside, max(1, int((slot + 1) * window - now) + 1)
+
     async def admit(self, kind: str, who: str, limit: int, window: int = 60) -> None:
         """Count one ``kind`` request (``create``, ``join``, ``start``, ``audit``) of ``who`` (a client
         address or a token's seat); raises ApiError 429 ``rate_limited`` with ``Retry-After`` past
-        ``limit`` per ``window`` s. A fixed window in Redis, shared by every replica, in its own slot."""
-        slot = int(time.time() // window)
-        key = f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}:{slot}"
-        async with self.r.pipeline(transaction=False) as p:
-            p.incr(key)
-            p.expire(key, window * 2 + 1)
-            n, _ = await p.execute()
+        ``limit`` in the last ``window`` s (sliding, see :meth:`_windowed`). Counted in Redis,
+        shared by every replica, in its own slot."""
+        n, retry = await self._windowed(f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}", window)
         if n > limit:
-            retry = max(1, int((slot + 1) * window - time.time()) + 1)
             raise ApiError(429, "rate_limited", f"At most {limit} {kind} requests per {window} s; retry in {retry} s.",
                            headers={"Retry-After": str(retry)})
 
     async def rate_check(self, game_id: str, seat: int) -> None:
         """Count one command of ``seat``; raises ApiError 429 ``rate_limited`` past the limit.
 
-        A fixed window in Redis (shared by every gateway replica), key in the game's slot.
+        Sliding (see :meth:`_windowed`), counted in Redis (shared by every gateway replica), key
+        in the game's slot.
         """
         window = self.config.rate_window
-        slot = int(time.time() // window)
-        key = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}:{slot}"  # not a read model
-        async with self.r.pipeline(transaction=False) as p:
-            p.incr(key)
-            p.expire(key, window * 2 + 1)
-            n, _ = await p.execute()
+        prefix = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}"  # not a read model
+        n, retry = await self._windowed(prefix, window)
         if n > self.config.rate_per_seat:
-            retry = max(1, int((slot + 1) * window - time.time()) + 1)
             raise ApiError(429, "rate_limited",
                            f"At most {self.config.rate_per_seat} commands per {window} s per seat; retry in {retry} s.",
                            headers={"Retry-After": str(retry)})
