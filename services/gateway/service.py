@@ -413,8 +413,12 @@ class GatewayService:
             shown = clean_name(name if name.strip() or not bot else f"{bot} bot")  # what the worker stored in seat_joined
         except Rejection:
             shown = name.strip()
+        # the expiry counts from the join's own event, not from now: a retry of the join (same
+        # command id) gets the very same token, whenever it comes
+        row = await self.r.xrange(self.keys.game(game_id, "events"), f"{joined_at}-0", f"{joined_at}-0")
+        at = msgspec.msgpack.decode(row[0][1][b"e"]).get("recorded_at", 0) / 1000 if row else None
         token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown, self.config.token_ttl,
-                             join_version=joined_at)
+                             now=at or None, join_version=joined_at)
         return SeatGrant(game_id=game_id, title=title, seat=seat, name=shown, token=token, version=out.version,
                          receipt=self.receipt(game_id, out.version, out.head_hash))
 
