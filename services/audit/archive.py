@@ -49,10 +49,13 @@ async def _game_keys(r: Any, settings: Settings, game_id: str) -> list[str]:
     return keys
 
 
-async def game_bytes(r: Any, settings: Settings, game_id: str) -> int:
-    """Redis memory (``MEMORY USAGE``, bytes) of every key of one live game."""
+async def game_bytes(r: Any, settings: Settings, game_id: str, *, lasting: bool = False) -> int:
+    """Redis memory (``MEMORY USAGE``, bytes) of every key of one live game; ``lasting``: only
+    the keys without an expiry (what the game holds once its outcomes' grace has passed)."""
     total = 0
     for key in await _game_keys(r, settings, game_id):
+        if lasting and await r.ttl(key) > 0:
+            continue
         total += int(await r.memory_usage(key, samples=0) or 0)
     return total
 

@@ -50,6 +50,7 @@ from services.kernel.errors import Rejection
 from services.kernel.hashing import request_hash
 from services.kernel.signing import SigningKey, receipt_message
 from services.kernel.text import clean_name
+from services.runtime import feeds
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
@@ -538,8 +539,8 @@ class GatewayService:
         await self.title_of(game_id)
         if not 0 <= after <= MAX_VERSION or not 1 <= limit <= 1000:
             raise ApiError(400, "bad_range", f"after must be 0 to {MAX_VERSION} and limit 1 to 1000.")
-        rows = await self.r.xrange(self.keys.feed(game_id, seat), f"({after}-0" if after else "-", "+", count=limit)
-        return b"[" + b",".join(f[b"e"] for _, f in rows) + b"]"
+        rows = await feeds.read(self.r, self.keys, game_id, seat, after, limit)
+        return b"[" + b",".join(b for _, b in rows) + b"]"
 
     async def lobby(self, title: str | None, status: str, limit: int) -> list[LobbyGame]:
         """Games of ``title`` (every title if None) with ``status`` (``open``/``running`` or a
