@@ -207,6 +207,43 @@ def test_the_leader_bot_fights_for_leadership_while_it_can():
     assert leader_bot(T.view(g.game.rules, 0), 0, r.Random(0)) == Pass()  # 10 cannot beat 40
 
 
+def test_mark_triggers_as_the_fight_begins_then_is_discarded():
+    from services.games.orange_quest.flow import Flow
+    from services.kernel import SeededChance
+
+    g = given(2, {0: (), 1: ()}, phase="party", stashes={1: ("cake1", "cake2")})
+    s = rep(g.game.rules, curses=((), ("mark1",)), phase="")
+    f = Flow(s, SeededChance(bytes(32), 0))
+    f.trigger_curses("fight_start")
+    assert len(f.s.stashes[1]) == 1 and f.s.curses[1] == () and "mark1" in f.s.discard
+
+
+def test_equipment_once_per_day_and_a_block_destroys_it():
+    from schemas.orange_quest import UseEquipment
+
+    g = given(2, {0: (), 1: ("block1",)}, phase="party")
+    g.game = rep(g.game, rules=rep(g.game.rules, equipment=(("backpack1",), ())))
+    ok(g, UseEquipment(card="backpack1"), 0)
+    assert len(g.game.rules.hands[0]) == 1
+    assert refused(g, UseEquipment(card="backpack1"), 0) == "equipment_used"
+    assert refused(g, Play(card="block1"), 1) == "nothing_to_block"
+    ok(g, Play(card="block1", target=0, item="backpack1"), 1)
+    ok(g, Pass(), 0)
+    assert g.game.rules.equipment[0] == () and "backpack1" in g.game.rules.discard
+
+
+def test_christian_takes_the_first_combat_card_of_the_top_two():
+    from schemas.orange_quest import UseAbility
+
+    g = given(2, {0: (), 1: ()}, phase="party", heroes=("christian", "lisa"))
+    deck = g.game.rules.deck
+    g.game = rep(g.game, rules=rep(g.game.rules, deck=("cake1", "hook1", *[c for c in deck if c not in ("cake1", "hook1")])))
+    ok(g, UseAbility(), 0)
+    s = g.game.rules
+    assert s.hands[0] == ("hook1",) and "cake1" in s.discard and s.hero_turned[0]
+    assert refused(g, UseAbility(), 0) == "ability_used"
+
+
 # -- whole games ---------------------------------------------------------------------------------
 
 
