@@ -1,4 +1,4 @@
-"""The browser verifier (clients/web/audit/verify.mjs) agrees with `questhall audit`: node's test
+"""The browser verifier (clients/web/audit/verify.js) agrees with `questhall audit`: node's test
 runner checks its verdict and first bad version on bundles of every title played on the bus, on
 signed games with receipts, and on tampered copies (a payload edited, a chain link broken, a
 chance outcome changed and re-chained, a receipt forged, a record forged under receipts); and
@@ -206,5 +206,5 @@ def test_the_content_module_is_current():
     spec = importlib.util.spec_from_file_location("gen", ROOT / "tools" / "gen_audit_content.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    assert (AUDIT / "content.mjs").read_text(encoding="utf-8") == gen.render(), \
+    assert (AUDIT / "content.js").read_text(encoding="utf-8") == gen.render(), \
         "run tools/gen_audit_content.py: the title content changed"

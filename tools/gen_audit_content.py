@@ -1,4 +1,4 @@
-"""Write clients/web/audit/content.mjs: the content orders the browser verifier's chance
+"""Write clients/web/audit/content.js: the content orders the browser verifier's chance
 derivations start from (the Questeros deck in deck.toml order). Run after a content change:
 `.venv/bin/python tools/gen_audit_content.py`; tests/test_audit_viewer.py checks it is current."""
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "clients" / "web" / "audit" / "content.mjs"
+OUT = ROOT / "clients" / "web" / "audit" / "content.js"
 
 
 def render() -> str:

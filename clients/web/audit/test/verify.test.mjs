@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { canonical, deriveKey, parseJSON, sha256, streamAt, unhex, verifyBundle } from "../verify.mjs";
+import { canonical, deriveKey, parseJSON, sha256, streamAt, unhex, verifyBundle } from "../verify.js";
 
 test("the published test vector (docs/fairness.md)", async () => {
   const seed = Uint8Array.from({ length: 32 }, (_, i) => i);

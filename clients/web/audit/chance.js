@@ -1,4 +1,4 @@
-// Chance derivations of each title for the browser verifier (verify.mjs): which draws a
+// Chance derivations of each title for the browser verifier (verify.js): which draws a
 // command's events record, in the order the rules drew them, so that every die and shuffle is
 // re-derived from the seed's HMAC-SHA256 stream and compared with the event.
 //
@@ -11,7 +11,7 @@
 // Every derivation is checked against the Python rules' own draws (tests/test_audit_viewer.py).
 // Source: issue 19; services/kernel/chance.py for the draws; each title's rules for the order.
 
-import { QUESTEROS_ORDER } from "./content.mjs";
+import { QUESTEROS_ORDER } from "./content.js";
 
 const INDEX = new Map(QUESTEROS_ORDER.map((c, i) => [c, i]));
 /** Cards sorted in deck.toml order (questeros.rules.canonical). */

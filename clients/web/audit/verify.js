@@ -9,7 +9,7 @@
 //   3. the header copies (title, rules version, rng, commitment, head hash, status);
 //   4. every command: it covers exactly the versions after the previous one, its events carry its
 //      id and command hash, a seat with a registered key signed it (Ed25519, questhall-seat/1);
-//   5. every chance outcome the title's derivation module knows (chance.mjs): re-derived with
+//   5. every chance outcome the title's derivation module knows (chance.js): re-derived with
 //      HMAC-SHA256 from the revealed seed and the client seeds, and compared with the events;
 //   6. with receipts (questhall-receipts/1): every signature verifies (else the verdict is
 //      "error": not evidence) and the bundle holds every receipted head (else "invalid", forged).
@@ -19,7 +19,7 @@
 // and the chance outcomes).
 // Source: issue 19 ("replay and audit viewer"); services/audit/verify.py; tools/verify_bundle.py.
 
-import { deriveChance } from "./chance.mjs";
+import { deriveChance } from "./chance.js";
 
 export const FORMAT = "questhall-bundle/1";
 export const RECEIPTS_FORMAT = "questhall-receipts/1";
@@ -399,7 +399,8 @@ async function checkCommands(bundle, events, trusted, seed, report) {
       }
       chanceState = got.state;
       if (stream && (got.drew || got.stopped)) {
-        report.push({ versionBefore: vb, versionAfter: va, draws: stream.draws, bytesUsed: stream.pos, checked: got.checked, notes: got.notes || [] });
+        report.push({ versionBefore: vb, versionAfter: va, key: hex(stream.key), draws: stream.draws, bytesUsed: stream.pos,
+                      checked: got.checked, notes: got.notes || [] });
       }
       if (got.mismatch && stream) {
         const [j, why] = got.mismatch;
