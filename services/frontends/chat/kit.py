@@ -25,7 +25,7 @@ from services.frontends.chat.common import ChatError
 GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "quests_over_coffee": quests_over_coffee,
                             "eros_quest": eros_quest, "fate_deck": fate_deck, "reventure_orbtale": reventure_orbtale}
 ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
-COMMON_HELP = ("Also: help, moves (your legal moves), hint (a bot's suggestion), view, start, "
+COMMON_HELP = ("Also: help, moves (your legal moves), hint (the best bot's suggestion), view (or board), start, "
                "abandon (in a running game: you forfeit), agree (end with no result once every seat agrees), quit.")
 
 __all__ = ["Action", "ChatError", "format_command", "help_text", "parse", "render_event", "render_view"]
@@ -55,8 +55,8 @@ def parse(title: str, text: str, view: dict | None = None, seat: int | None = No
     if not words:
         raise ChatError("Say something: try `help`.")
     head = words[0]
-    if head in ("help", "?", "moves", "hint", "view", "start", "quit", "exit") and len(words) == 1:
-        return Action({"?": "help", "exit": "quit"}.get(head, head))
+    if head in ("help", "?", "moves", "hint", "view", "board", "start", "quit", "exit") and len(words) == 1:
+        return Action({"?": "help", "exit": "quit", "board": "view"}.get(head, head))
     if head == "abandon":
         return AbandonGame(reason=" ".join(words[1:])[:200])
     if head == "agree" and len(words) == 1:
