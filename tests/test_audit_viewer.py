@@ -20,10 +20,12 @@ import pytest
 from schemas.envelope import CommandEnvelope
 from services.adapters.client import BusClient
 from services.audit.store import export_bundle
-from services.audit.verify import audit_bundle, encode_bundle, raw_hash
+from services.audit.verify import audit_bundle, bundle_of, encode_bundle, raw_hash
 from services.kernel import game as lifecycle
+from services.kernel import get_title
 from services.kernel.chance import SeededChance, derive_key
 from services.kernel.registry import codec as get_codec
+from services.kernel.runner import LocalGame
 from services.local.demo import TitleStats, play_bot_game
 from services.runtime.serve import services_running
 from tests.signed_games import forge, signed_game
@@ -35,6 +37,7 @@ SEATS = {"eros_quest": 1, "fate_deck": 3, "questeros": 3}
 CHANCE_EVENTS = {  # an event per title whose chance the browser re-derives, and how to change it
     "questeros": "questeros.hands_dealt", "eros_quest": "eros_quest.adventure_set_up",
     "fate_deck": "fate_deck.session_opened", "quests_over_coffee": "qoc.rolled",
+    "orion_duel": "orion_duel.tokens_placed", "reventure_orbtale": "reventure_orbtale.game_set_up",
 }
 
 
@@ -97,6 +100,31 @@ def python_draws(bundle: dict) -> dict[str, list]:
     return out
 
 
+OPTION_GAMES = [  # in memory: setups the bus games above do not cover
+    ("quests_over_coffee", 2, {"mode": "coop", "quest_board": True, "environments": True, "companions": True}),
+    ("quests_over_coffee", 1, {"environments": True, "companions": True}),
+    ("orion_duel", 2, {"setup": "manual"}),
+    ("orion_duel", 2, {"match_games": 3}),
+    ("fate_deck", 4, {}),
+]
+
+
+def option_game(name: str, seats: int, options: dict, seed: int) -> dict:
+    """A finished game of bots (each title's best, then random) with these options, as a bundle."""
+    t = get_title(name)
+    g = LocalGame(t, game_id=f"{name}-o{seed}", seed=bytes([seed]) * 32)
+    g.create_and_start(seats, options)
+    rng = random.Random(seed)
+    bots = list(t.bots.values())
+    for _ in range(3000):
+        if g.game.status != "active":
+            break
+        s = t.to_move(g.game.rules)[0]
+        g.submit(bots[s % len(bots)](t.view(g.game.rules, s), s, rng), s)
+    assert g.game.status == "finished", (name, options)
+    return bundle_of(g.game.game_id, g.events, g.commands)
+
+
 def _reseal(b: dict) -> dict:
     prev = "0" * 64
     for e in b["events"]:
@@ -108,14 +136,16 @@ def _reseal(b: dict) -> dict:
 
 
 def _change_chance(b: dict) -> dict | None:
-    """The first re-derivable chance outcome changed (two cards or a die), the chain re-sealed."""
+    """The first re-derivable chance outcome changed (two cards, two tokens or a die), the chain re-sealed."""
     want = CHANCE_EVENTS.get(b["title"])
     t = copy.deepcopy(b)
     for e in t["events"]:
         body = e["body"]
         if body["type"] != want:
             continue
-        if "deck" in body and len(body["deck"]) > 1:
+        if "galaxies" in body:  # a random token placement: a galaxy and a black hole swapped
+            body["galaxies"][0], body["black_holes"][0] = body["black_holes"][0], body["galaxies"][0]
+        elif "deck" in body and len(body["deck"]) > 1:
             body["deck"][0], body["deck"][1] = body["deck"][1], body["deck"][0]
         else:
             dice = body["pool"][0] if body["pool"] else body["base"]
@@ -176,6 +206,7 @@ def test_the_browser_verifier_agrees_with_questhall_audit(bus_bundles, tmp_path)
     games = [(b, None) for b in bus_bundles]
     games += [signed_game(name, seats, 40 + k) for k, (name, seats) in
               enumerate([("questeros", 2), ("quests_over_coffee", 2), ("fate_deck", 3), ("orion_duel", 2)])]
+    games += [(option_game(name, seats, options, 60 + k), None) for k, (name, seats, options) in enumerate(OPTION_GAMES)]
     cases, kinds = [], set()
     for gi, (bundle, receipts) in enumerate(games):
         variants = [("valid", bundle, receipts), *tampered(bundle, receipts)]

@@ -11,7 +11,7 @@
 // Every derivation is checked against the Python rules' own draws (tests/test_audit_viewer.py).
 // Source: issue 19; services/kernel/chance.py for the draws; each title's rules for the order.
 
-import { QUESTEROS_ORDER } from "./content.js";
+import { ORBTALE, ORION, QOC, QUESTEROS_ORDER } from "./content.js";
 
 const INDEX = new Map(QUESTEROS_ORDER.map((c, i) => [c, i]));
 /** Cards sorted in deck.toml order (questeros.rules.canonical). */
@@ -64,9 +64,35 @@ const fate_deck = {
   unmodeled: { "fate_deck.fate_assigned": rebuilt, "fate_deck.card_awarded": rebuilt, "fate_deck.reading_drawn": rebuilt },
 };
 
+/** quests_over_coffee.rules.setup: the quest deck (by the options), the items, environments, companions. */
+function qocSetup(b, s, st, seats) {
+  const o = st.options || {};
+  let order;
+  if (o.quest_board && (o.board_quests || []).length) order = s.shuffle(o.board_quests);
+  else if (o.quest_board) {
+    const chosen = [];
+    for (const [stars, n] of QOC.board_counts) chosen.push(...s.shuffle(QOC.quests.filter((q) => q[1] === stars).map((q) => q[0])).slice(0, n));
+    order = s.shuffle(chosen);
+  } else order = s.shuffle(QOC.quests.map((q) => q[0])).slice(0, QOC.quests_per_game);
+  const items = s.shuffle(QOC.items);
+  const envs = o.environments ? s.shuffle(QOC.environments) : [];
+  const comps = o.companions ? s.shuffle(QOC.companions) : [];
+  return compare("deck", b.deck, order.slice(0, QOC.round_size)) || compare("face_up", b.face_up, order.slice(QOC.round_size))
+    || compare("offers", b.offers, Array.from({ length: seats }, (_, i) => items.slice(2 * i, 2 * i + 2)))
+    || compare("item_deck", b.item_deck, items.slice(2 * seats)) || compare("environment", [b.environment], [envs[0] ?? null])
+    || compare("environments", b.environments, envs.slice(1)) || compare("companions", b.companions, comps);
+}
+
 const quests_over_coffee = {
-  fold: (st, b) => (Array.isArray(b.item_deck) ? { ...st, itemDeck: b.item_deck } : st),
+  fold: (st, b) => {
+    if (b.type === "game_created") return { ...st, options: b.options || {} };
+    const out = Array.isArray(b.item_deck) ? { ...st, itemDeck: b.item_deck } : st;
+    return b.type === "qoc.shop_left" ? { ...out, shopItems: b.items } : out;
+  },
   check: {
+    "qoc.set_up": (b, s, st, ctx) => qocSetup(b, s, st, ctx.seats),
+    // An item whose effect rerolls every die draws them all again; other items draw nothing.
+    "qoc.item_used": (b, s) => (QOC.reroll_items.includes(b.item) ? compare("dice", b.dice, dice(s, b.dice.length)) : ""),
     "qoc.rolled": (b, s) => {
       const want = [...b.pool.flat(), ...b.base, ...b.extra];
       return compare("dice (pool, base, extra)", want, dice(s, want.length));
@@ -81,24 +107,81 @@ const quests_over_coffee = {
       const items = b.items.map(() => (deck.length ? deck.shift() : null));
       return compare("items", b.items, items) || compare("item_deck", b.item_deck, deck);
     },
+    // Shop 6: the deck and the unsold items (as the shop_left just before says) shuffled together.
+    "qoc.shop_closed": (b, s, st) => compare("item_deck", b.item_deck,
+      s.shuffle([...(st.itemDeck || []), ...(st.shopItems || []).filter((x) => x !== null)])),
   },
-  // Setup draws quests by groups and options; a closing shop shuffles the unsold items back; an
-  // item's reroll depends on the item's effects: the rules re-decide those.
-  unmodeled: { "qoc.set_up": () => true, "qoc.shop_closed": () => true, "qoc.item_used": () => true },
 };
 
+const hexDistance = (a, b) => (Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) + Math.abs(a[0] - b[0] + a[1] - b[1])) / 2;
+const sameCell = (a, b) => a[0] === b[0] && a[1] === b[1];
+/** The cells (row order) that may take the next token of `kind` (orion_duel.rules.token_cells). */
+function tokenCells(g, bh, kind) {
+  return ORION.cells.filter((c) => !g.some((x) => sameCell(x, c)) && !bh.some((x) => sameCell(x, c)) && (kind === "galaxy"
+    ? g.every((x) => hexDistance(c, x) >= ORION.galaxy_spacing)
+    : bh.every((x) => hexDistance(c, x) >= ORION.black_hole_spacing) && g.every((x) => hexDistance(c, x) >= ORION.black_hole_galaxy_spacing)));
+}
+/** orion_duel.rules.random_tokens: each token uniform among the cells still legal; a dead end restarts. */
+function randomTokens(s) {
+  const draws = [];
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const g = [], bh = [];
+    let ok = true;
+    for (const [kind, n, list] of [["galaxy", ORION.galaxies, g], ["black_hole", ORION.black_holes, bh]]) {
+      for (let i = 0; i < n && ok; i++) {
+        const cand = tokenCells(g, bh, kind);
+        if (!cand.length) { ok = false; break; }
+        const k = s.randbelow(cand.length);
+        draws.push(k);
+        list.push(cand[k]);
+      }
+      if (!ok) break;
+    }
+    if (ok) return { g, bh, draws };
+  }
+  return { g: [], bh: [], draws };
+}
 const orion_duel = {
+  fold: (st, b) => (b.type === "game_created" ? { ...st, firstSeat: b.options ? b.options.first_seat ?? null : null }
+    : b.type === "orion_duel.starter_chosen" ? { ...st, starters: (st.starters || 0) + 1 } : st),
   check: {
     "orion_duel.roles_assigned": (b, s) => (b.by_chance ? compare("galaxy_seat", [b.galaxy_seat], [Number(s.coin())]) : ""),
+    "orion_duel.tokens_placed": (b, s) => {
+      if (b.mode !== "random") return "";
+      const t = randomTokens(s);
+      return compare("draws", b.draws, t.draws) || compare("galaxies", b.galaxies, t.g) || compare("black_holes", b.black_holes, t.bh);
+    },
+    // The first game's starter is a coin unless the option names it; a match's next game
+    // alternates, and a manual setup's galaxy player chooses (no chance).
+    "orion_duel.starter_chosen": (b, s, st) => (b.chooser === null && !st.starters && st.firstSeat === null
+      ? compare("seat", [b.seat], [Number(s.coin())]) : ""),
   },
-  // Each random token is drawn among the cells still legal for it (the board's geometry): the
-  // draws are in the event, the rules re-decide them; the starter's coin follows them.
-  unmodeled: { "orion_duel.tokens_placed": (b) => b.mode === "random", "orion_duel.starter_chosen": () => true },
 };
 
 const reventure_orbtale = {
-  // Its setup and chapter piles shuffle content lists of their own: the rules re-decide them.
-  unmodeled: { "orbtale.set_up": () => true },
+  check: {
+    // reventure_orbtale.rules.setup: the treasure cards but orbs shuffled, the orbs shuffled into
+    // its top half, the heroes shuffled, the token drawn, 3 cards each from the token holder on,
+    // then the two chapter decks shuffled.
+    "reventure_orbtale.game_set_up": (b, s, _st, ctx) => {
+      const rest = s.shuffle(ORBTALE.pack), half = Math.floor(rest.length / 2);
+      let deck = [...s.shuffle([...rest.slice(0, half), ...ORBTALE.orbs]), ...rest.slice(half)];
+      const heroes = s.shuffle(ORBTALE.heroes), token = s.randbelow(ctx.seats);
+      const inv = Array.from({ length: ctx.seats }, () => []);
+      for (let i = 0; i < ctx.seats; i++) inv[(token + i) % ctx.seats] = deck.slice(3 * i, 3 * i + 3);
+      deck = deck.slice(3 * ctx.seats);
+      const chapters = [s.shuffle(ORBTALE.who), s.shuffle(ORBTALE.what)];
+      return compare("token", [b.token], [token]) || compare("deck", b.deck, deck) || compare("inventories", b.inventories, inv)
+        || compare("heroes", b.heroes, inv.map((_, i) => heroes.slice(3 * i, 3 * i + 3))) || compare("chapter_decks", b.chapter_decks, chapters);
+    },
+    "reventure_orbtale.chapter_decks_shuffled": (b, s) => compare("order", b.order, s.shuffle([...b.order].sort())),
+  },
+  // A reshuffled discard pile, a random discard and a theft draw over the piles' and inventories'
+  // order, which the events do not carry whole: the rules re-decide them.
+  unmodeled: {
+    "reventure_orbtale.deck_reshuffled": () => true, "reventure_orbtale.cards_discarded": () => true,
+    "reventure_orbtale.cards_stolen": () => true,
+  },
 };
 
 export const TITLES = { questeros, eros_quest, fate_deck, quests_over_coffee, orion_duel, reventure_orbtale };
