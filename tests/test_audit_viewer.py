@@ -28,7 +28,7 @@ from services.kernel.registry import codec as get_codec
 from services.kernel.runner import LocalGame
 from services.local.demo import TitleStats, play_bot_game
 from services.runtime.serve import services_running
-from tests.signed_games import forge, signed_game
+from tests.signed_games import forge, reseal, signed_game
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT = ROOT / "clients" / "web" / "audit"
@@ -125,16 +125,6 @@ def option_game(name: str, seats: int, options: dict, seed: int) -> dict:
     return bundle_of(g.game.game_id, g.events, g.commands)
 
 
-def _reseal(b: dict) -> dict:
-    prev = "0" * 64
-    for e in b["events"]:
-        e["prev_hash"] = prev
-        e["hash"] = raw_hash(e)
-        prev = e["hash"]
-    b["head_hash"] = prev
-    return b
-
-
 def _change_chance(b: dict) -> dict | None:
     """The first re-derivable chance outcome changed (two cards, two tokens or a die), the chain re-sealed."""
     want = CHANCE_EVENTS.get(b["title"])
@@ -150,7 +140,7 @@ def _change_chance(b: dict) -> dict | None:
         else:
             dice = body["pool"][0] if body["pool"] else body["base"]
             dice[0] = dice[0] % 6 + 1
-        return _reseal(t)
+        return reseal(t)
     return None
 
 

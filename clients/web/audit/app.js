@@ -178,7 +178,8 @@ function showChance(v) {
     "Stream of the command at version ", h("code", {}, String(r.versionBefore)), ": HMAC-SHA256(key, \"v\" ‖ u64be(",
     String(r.versionBefore), ") ‖ \"c\" ‖ u64be(block)), key = HMAC-SHA256(seed, \"questhall/v1|\" + client seeds) = ",
     h("code", {}, r.key), `; ${r.bytesUsed} bytes drawn.`);
-  $("draws").replaceChildren(...r.draws.map((d) => h("li", { class: d.event === v ? "this-event" : "" }, drawText(d))));
+  $("draws").replaceChildren(...r.draws.map((d) => h("li", { class: d.event === v ? "this-event" : "", "data-kind": d.kind,
+    "data-value": JSON.stringify(d.value) }, drawText(d))));
   $("chance-notes").textContent = (r.checked ? "Every draw of this command re-derived and equal to its events. " : "") + r.notes.join(" ");
 }
 
