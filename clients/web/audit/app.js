@@ -192,7 +192,19 @@ function drawText(d) {
       bytes, `; input in content order [${shown(d.input)}] → [${shown(d.value)}]`];
   }
   const name = d.kind === "die" ? `die(${d.args[0]}) = 1 + randbelow(${d.args[0]})` : d.kind === "coin" ? "coin() = randbelow(2) == 1" : `randbelow(${d.args[0]})`;
-  return [`${name} = ${JSON.stringify(d.value)}${at}: low bits of bytes `, bytes, " (big-endian; a value out of range is drawn again)"];
+  return [`${name} = ${JSON.stringify(d.value)}${at}: bytes `, bytes, ` → ${tries(d.kind === "coin" ? 2 : d.args[0], d.bytes || "")}`];
+}
+
+/** How randbelow(n) read its bytes: each try's value (big-endian, low bits(n-1) bits), a try >= n drawn again. */
+function tries(n, hexBytes) {
+  if (n <= 1) return "one outcome: no byte drawn";
+  const bits = (n - 1).toString(2).length, width = 2 * Math.ceil(bits / 8), mask = 2 ** bits - 1;
+  const out = [];
+  for (let i = 0; i + width <= hexBytes.length; i += width) {
+    const x = parseInt(hexBytes.slice(i, i + width), 16) % (mask + 1);
+    out.push(x < n ? `${x}` : `${x} (≥ ${n}: again)`);
+  }
+  return `low ${bits} bit${bits === 1 ? "" : "s"}: ${out.join(", ")}`;
 }
 
 // ------------------------------------------------------------------------------------------
