@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import msgspec
 
 from services.frontends.cards import glossary, named_in
 from services.frontends.chat import (
@@ -25,12 +24,13 @@ from services.frontends.chat import (
     ChatError,
     format_command,
     help_text,
+    hint,
+    legal_moves,
     parse,
     render_event,
     render_view,
 )
 from services.kernel import get_title
-from services.kernel.registry import best_bot
 from services.sdk import BotStats, Gateway, GatewayError, SeatClient, play_seat
 
 PROMPT = "your move> "
@@ -150,15 +150,6 @@ class Terminal:
         if self.env and self.env.get("status") == "active" and self.client.seat in self.env.get("to_move", []):
             self.out(PROMPT)
 
-    def _legal(self) -> list:
-        if not self.env or self.env.get("view") is None:
-            return []
-        view = msgspec.convert(self.env["view"], self.t.view_type)
-        legal = getattr(view, "legal", None)
-        if legal is None:
-            legal = self.t.legal_commands(view, self.client.seat)  # Orion Duel: rules work on a view
-        return list(legal)
-
     def _action(self, name: str, line: str) -> None:
         if name == "help":
             self.out(help_text(self.title))
@@ -168,18 +159,14 @@ class Terminal:
                 if self.title == "orion_duel":
                     self.out(self._board())
         elif name == "moves":
-            legal = self._legal()
+            legal = legal_moves(self.title, self.env, self.client.seat)
             self.out(f"{len(legal)} moves: " + "; ".join(format_command(self.title, c) for c in legal[:20]) + (" ..." if len(legal) > 20 else ""))
         elif name == "hint":
             if not self.env or self.client.seat not in self.env.get("to_move", []):
                 self.out("hint: (not your move)")
                 return
-            name = best_bot(self.t)
-            try:
-                cmd = self.t.bots[name](msgspec.convert(self.env["view"], self.t.view_type), self.client.seat, self.rng)
-                self.out(f"hint: {format_command(self.title, cmd)}")
-            except (IndexError, ValueError):
-                self.out("hint: (nothing to do)")
+            cmd = hint(self.title, self.env, self.client.seat, self.rng)
+            self.out(f"hint: {format_command(self.title, cmd)}" if cmd else "hint: (nothing to do)")
         elif name == "start":
             self.out("The game starts when every seat is taken.")
 
