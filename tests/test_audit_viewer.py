@@ -32,7 +32,7 @@ from tests.signed_games import forge, reseal, signed_game
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT = ROOT / "clients" / "web" / "audit"
-LANDED = ["questeros", "orion_duel", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale"]
+LANDED = ["questeros", "orion_duel", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale", "orange_quest"]
 SEATS = {"eros_quest": 1, "fate_deck": 3, "questeros": 3}
 CHANCE_EVENTS = {  # an event per title whose chance the browser re-derives, and how to change it
     "questeros": "questeros.hands_dealt", "eros_quest": "eros_quest.adventure_set_up",

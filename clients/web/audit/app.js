@@ -104,7 +104,8 @@ function showVerdict(v, withReceipts) {
     ["ok", `commands: ${v.commands} recorded commands account for every event (ids and command hashes)`],
     [v.signed_commands ? "ok" : "part", v.signed_commands ? `seat signatures: ${v.signed_commands} commands signed by their seat's Ed25519 key, each verified`
       : "seat signatures: no seat registered a key"],
-    [v.chance_checked === chanceCmds ? "ok" : "part", `chance: ${v.chance_checked} of ${chanceCmds} commands that drew chance re-derived with HMAC-SHA256`
+    v.chance_known === false ? ["part", `chance: this page has no derivations for ${v.title}: questhall audit re-decides its dice and shuffles`]
+      : [v.chance_checked === chanceCmds ? "ok" : "part", `chance: ${v.chance_checked} of ${chanceCmds} commands that drew chance re-derived with HMAC-SHA256`
       + (v.chance_checked < chanceCmds ? " (the others draw by rules this page does not re-run: questhall audit re-decides them)" : "")],
     [withReceipts ? "ok" : "part", withReceipts ? `receipts: ${v.receipts} signed heads held by the bundle` : "receipts: none given (drop the file your client kept to check them)"],
     ["part", "legality of every move: re-decided by questhall audit (the title's rules), not in this page"],

@@ -450,7 +450,8 @@ async function checkReceipts(bundle, doc) {
  * Verify a bundle (an object from parseJSON) and, optionally, a receipts document.
  * Returns {status: "valid"|"invalid"|"pending"|"error", first_bad_version: int|null, reason,
  * game_id, title, events, commands, seed_verified, receipts, signed_commands, chance_checked,
- * chance: [{versionBefore, versionAfter, draws, bytesUsed}], summary}. Never throws.
+ * chance_known (chance.js has the title's derivations), chance: [{versionBefore, versionAfter,
+ * key, draws, bytesUsed, checked, notes}], summary}. Never throws.
  */
 export async function verifyBundle(bundle, receipts = null) {
   const gid = bundle && typeof bundle === "object" ? String(bundle.game_id ?? "") : "";
@@ -486,6 +487,7 @@ export async function verifyBundle(bundle, receipts = null) {
     }
     const common = {
       ...base, events: events.length, commands: commands.length, seed_verified: seed !== null, receipts: nReceipts,
+      chance_known: deriveChance(title) !== null,
       signed_commands: commands.filter((e) => e && e.command && e.command.signature).length,
       chance_checked: cmds.replayed, chance,
     };
@@ -494,7 +496,9 @@ export async function verifyBundle(bundle, receipts = null) {
       return done({ ...common, status: "invalid", first_bad_version: faults[0].version, reason: faults[0].reason });
     }
     if (seed === null) return done({ ...common, status: "pending", reason: "hash chain and commands check out; the seed is not revealed yet, so the random outcomes are not verifiable" });
-    return done({ ...common, status: "valid", reason: "hash chain, seed commitment, commands, signatures and every chance outcome check out" });
+    return done({ ...common, status: "valid", reason: common.chance_known
+      ? "hash chain, seed commitment, commands, signatures and every chance outcome check out"
+      : `hash chain, seed commitment, commands and signatures check out; this page has no chance derivations for ${title} (questhall audit re-decides its dice and shuffles)` });
   } catch (exc) {
     return done({ ...base, status: "error", reason: `could not check the bundle: ${exc && exc.message ? exc.message : exc}` });
   }
