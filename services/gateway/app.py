@@ -342,8 +342,13 @@ def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
 
 
 def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
+    from services.adapters.redis_store import pool_exhausted
     from services.runtime.consumer import is_connection_error as _is_connection_error
 
+    if pool_exhausted(exc):  # every pool connection busy for QUESTHALL_POOL_WAIT s: shed, no traceback
+        log.warning("gateway_pool_exhausted")
+        return _error(503, ErrorBody(code="overloaded", message="The server is overloaded; retry in a second."),
+                      headers={"Retry-After": "1"})
     if _is_connection_error(exc):
         log.warning("gateway_redis_unavailable", error_type=type(exc).__name__)
         return _error(503, ErrorBody(code="unavailable", message="The backend store is unavailable; retry shortly."))
@@ -401,7 +406,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
 
     async def startup(app: Litestar) -> None:
         client = r if r is not None else connect(settings.url, max_connections=config.redis_connections,
-                                                        client_name=f"qh-gateway-{os.getpid()}")
+                                                        client_name=f"qh-gateway-{os.getpid()}", pool_wait=config.pool_wait)
         app.state.gw = GatewayService(client, settings, config, mets)
         app.state.own_redis = r is None
 

@@ -283,3 +283,26 @@ def test_admission_counts_a_sliding_window_not_a_fixed_one(tight):
             await r.aclose()
 
     anyio.run(main)
+
+
+def test_an_exhausted_redis_pool_is_answered_503_overloaded_without_a_traceback(redis_url, capfd):
+    """Every connection of the gateway's pool busy: a request waits ``pool_wait`` s, then gets 503
+    ``overloaded`` with ``Retry-After`` and the log one line without a traceback (before: it waited
+    20 s in the pool and was answered 503 ``unavailable``); once a connection is free it is served."""
+    from litestar.testing import TestClient
+
+    from services.gateway.app import create_app
+
+    settings = Settings(url=redis_url, namespace=f"gp{uuid.uuid4().hex[:8]}", partitions=1)
+    app = create_app(settings, make_config(redis_connections=1, pool_wait=0.2))
+    with TestClient(app) as c:
+        pool = app.state.gw.r.connection_pool
+        held = c.blocking_portal.call(pool.get_connection)
+        try:
+            got = c.get("/v1/games/g1")
+            assert (got.status_code, got.json()["code"], got.headers.get("retry-after")) == (503, "overloaded", "1")
+        finally:
+            c.blocking_portal.call(pool.release, held)
+        assert c.get("/v1/games/g1").json()["code"] == "game_not_found"
+    out = capfd.readouterr()
+    assert "gateway_pool_exhausted" in out.out + out.err and "Traceback" not in out.out + out.err
