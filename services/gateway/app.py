@@ -9,6 +9,7 @@ detail (logged server side, without tokens). Routes: docs/gateway.md.
 from __future__ import annotations
 
 import json
+import msgspec
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -326,13 +327,33 @@ def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
     return _error(status, ErrorBody(code=code, message=msg), dict(exc.headers or {}) or None)
 
 
+_STRICT: dict[Any, msgspec.json.Decoder] = {}
+
+
 async def require_json(request: Request) -> None:
-    """A request with a body must say it is JSON (``application/json`` or ``+json``): 415 otherwise."""
+    """A request with a body must say it is JSON (``application/json`` or ``+json``): 415 otherwise.
+
+    And its body must be of its handler's ``data`` type *strictly*, as a socket message is
+    (``"quests": "1"`` or ``"seats": 2.0`` are refused, 400 ``invalid_request``): Litestar converts
+    bodies with ``strict=False``, which would take a string for a number and a whole float for
+    an int, so every body is first decoded here with msgspec's strict decoder of that type."""
     h = request.headers
     if (h.get("content-length", "0") != "0" or "transfer-encoding" in h) and request.method in ("POST", "PUT", "PATCH"):
         media = h.get("content-type", "").split(";", 1)[0].strip().lower()
         if media != JSON_MEDIA and not (media.startswith("application/") and media.endswith("+json")):
             raise ApiError(415, "unsupported_media_type", "Send the request body as JSON (Content-Type: application/json).")
+        data = request.route_handler.parsed_fn_signature.parameters.get("data")
+        if data is None:
+            return
+        dec = _STRICT.get(data.annotation)
+        if dec is None:
+            dec = _STRICT[data.annotation] = msgspec.json.Decoder(data.annotation, strict=True)
+        try:
+            dec.decode(await request.body())
+        except msgspec.ValidationError as exc:
+            raise ApiError(400, "invalid_request", f"The request is invalid: {exc}."[:500]) from None
+        except msgspec.DecodeError:
+            return  # malformed JSON: Litestar answers it (400) as before
 
 
 def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
