@@ -9,11 +9,11 @@ detail (logged server side, without tokens). Routes: docs/gateway.md.
 from __future__ import annotations
 
 import json
-import msgspec
 import os
 from pathlib import Path
 from typing import Annotated, Any
 
+import msgspec
 import structlog
 from litestar import Litestar, Request, Response, Router, get, post
 from litestar.config.cors import CORSConfig
