@@ -54,6 +54,8 @@ from services.runtime import feeds
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
+LAG_EVERY = 5.0
+"""Seconds between two reads of the consumer groups' lag for ``/metrics``."""
 MAX_VERSION = 2**53
 """The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
@@ -122,6 +124,7 @@ class GatewayService:
         self.keys = settings.keys
         self.config = config
         self.metrics = metrics
+        self._lag_at = -LAG_EVERY
         self.bus = CommandBus(r, settings)
         self.changes = ChangeFeed(r, self.keys)
         """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
@@ -553,14 +556,20 @@ class GatewayService:
         names = sorted(all_titles()) if title is None else [title]
         if title is not None and title not in all_titles():
             raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
-        out: list[LobbyGame] = []
-        for t in names:
-            for gid in await self.r.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1):
-                h = await self.r.hgetall(self.keys.lobby_game(gid.decode()))
-                if h:
-                    out.append(_lobby_game(gid.decode(), h))
+        # two round trips whatever the limit: every title's newest ids (scores: created_at), merged
+        # and cut to the limit, then their entries in one pipeline (was one HGETALL each: ~3,000)
+        async with self.r.pipeline(transaction=False) as pipe:
+            for t in names:
+                pipe.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1, withscores=True)
+            ranked = await pipe.execute()
+        newest = sorted(((-score, gid.decode()) for rows in ranked for gid, score in rows))[:limit]
+        async with self.r.pipeline(transaction=False) as pipe:
+            for _, gid in newest:
+                pipe.hgetall(self.keys.lobby_game(gid))
+            entries = await pipe.execute()
+        out = [_lobby_game(gid, h) for (_, gid), h in zip(newest, entries, strict=True) if h]
         out.sort(key=lambda g: -g.created_at)
-        return out[:limit]
+        return out
 
     async def game(self, game_id: str) -> LobbyGame:
         """The lobby entry of one game. Raises ApiError 404."""
@@ -618,22 +627,34 @@ class GatewayService:
     # -- metrics -------------------------------------------------------------------------------
 
     async def refresh_lag(self) -> None:
-        """Set the lag gauges: undelivered + pending entries per consumer group (all partitions)."""
+        """Set the lag gauges: undelivered + pending entries per consumer group (all partitions).
+
+        One pipelined round trip of ``XINFO GROUPS`` (partitions x (titles + 1) streams), at
+        most once per :data:`LAG_EVERY` s however often ``/metrics`` is scraped (an
+        unauthenticated endpoint: a scrape storm costs Redis nothing more)."""
+        now = time.monotonic()
+        if now - self._lag_at < LAG_EVERY:
+            return
+        self._lag_at = now
         k = self.keys
         groups: dict[str, int] = {}
-        for p in range(self.settings.partitions):
-            streams = [(k.commands(p, t), f"worker:{t}") for t in sorted(all_titles())] + [(k.log(p), "projector")]
-            for stream, group in streams:
-                try:
-                    infos = await self.r.xinfo_groups(stream)
-                except ResponseError:
+        streams = [(k.commands(p, t), f"worker:{t}") for p in range(self.settings.partitions) for t in sorted(all_titles())]
+        streams += [(k.log(p), "projector") for p in range(self.settings.partitions)]
+        async with self.r.pipeline(transaction=False) as pipe:
+            for stream, _ in streams:
+                pipe.xinfo_groups(stream)
+            answers = await pipe.execute(raise_on_error=False)
+        for (_, group), infos in zip(streams, answers, strict=True):
+            if isinstance(infos, Exception):
+                if not isinstance(infos, ResponseError):  # no such stream yet: nothing to count
+                    raise infos
+                continue
+            for info in infos:
+                name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+                if name != group:
                     continue
-                for info in infos:
-                    name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
-                    if name != group:
-                        continue
-                    lag = info.get("lag") or 0
-                    groups[group] = groups.get(group, 0) + int(lag) + int(info.get("pending") or 0)
+                lag = info.get("lag") or 0
+                groups[group] = groups.get(group, 0) + int(lag) + int(info.get("pending") or 0)
         for group, n in groups.items():
             self.metrics.group_lag.labels(group=group).set(n)
         self.metrics.projection_lag.set(groups.get("projector", 0))

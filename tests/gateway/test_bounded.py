@@ -306,3 +306,61 @@ def test_an_exhausted_redis_pool_is_answered_503_overloaded_without_a_traceback(
         assert c.get("/v1/games/g1").json()["code"] == "game_not_found"
     out = capfd.readouterr()
     assert "gateway_pool_exhausted" in out.out + out.err and "Traceback" not in out.out + out.err
+
+
+def test_lobby_pages_and_metrics_scrapes_cost_a_bounded_number_of_round_trips(tight):
+    """Unauthenticated reads: a lobby page of every title costs two round trips whatever its
+    length (before: one HGETALL per game, ~3,000 for ``limit=500``), and ``/metrics`` one
+    pipelined round trip of XINFO at most every 5 s (before: 56 in a row per scrape)."""
+    from services.gateway.metrics import Metrics
+    from services.gateway.service import GatewayService
+
+    s = tight.settings
+
+    class Counting:  # a real client that counts the round trips it makes
+        def __init__(self, r):
+            self.r, self.trips = r, 0
+
+        async def execute_command(self, *a, **kw):
+            self.trips += 1
+            return await self.r.execute_command(*a, **kw)
+
+        def pipeline(self, *a, **kw):
+            pipe, outer = self.r.pipeline(*a, **kw), self
+            execute = pipe.execute
+
+            async def counted(*ea, **ekw):
+                outer.trips += 1
+                return await execute(*ea, **ekw)
+
+            pipe.execute = counted
+            return pipe
+
+        def __getattr__(self, name):  # a command method runs on this wrapper, so its round trip counts
+            attr = getattr(type(self.r), name, None)
+            return attr.__get__(self) if callable(attr) and not isinstance(attr, type) else getattr(self.r, name)
+
+    async def main():
+        r = connect(s.url)
+        try:
+            k = s.keys
+            for i in range(60):
+                gid = f"lobby{i:03d}"
+                await r.hset(k.lobby_game(gid), mapping={"title": "questeros", "status": "lobby", "seats": 3, "taken": 1,
+                                                         "names": '["A",null,null]', "created_at": 1_000 + i})
+                await r.zadd(k.lobby_index("questeros", "lobby"), {gid: 1_000 + i})
+            c = Counting(r)
+            gw = GatewayService(c, s, tight.config, Metrics())
+            c.trips = 0
+            page = await gw.lobby(None, "open", 500)
+            assert [g.game_id for g in page[:2]] == ["lobby059", "lobby058"] and len(page) >= 60
+            assert c.trips == 2, c.trips
+            assert [g.game_id for g in await gw.lobby("questeros", "open", 3)] == ["lobby059", "lobby058", "lobby057"]
+            c.trips = 0
+            await gw.refresh_lag()
+            await gw.refresh_lag()  # within 5 s: the gauges as read
+            assert c.trips == 1, c.trips
+        finally:
+            await r.aclose()
+
+    anyio.run(main)
