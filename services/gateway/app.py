@@ -170,6 +170,15 @@ async def lobby(gw: GatewayService, title: str | None = None,
 # Seat routes (the token's game and seat must match the path)
 
 
+@post("/games/{game_id:str}/start", status_code=200, security=SEAT_AUTH,
+      responses=_errors(401, 403, 404, 409, 422, 429, 504),
+      summary="Start the game as its owner (the owner_token of its create; e.g. a game of bot seats only)")
+async def start_game_as_owner(game_id: str, gw: GatewayService, authorization: AuthHeader = None) -> CommandAccepted:
+    claims = gw.owner_claims(_bearer(authorization), game_id)
+    await gw.admit("start", f"{game_id}.owner", gw.config.admit_starts)
+    return await gw.start_as_owner(claims)
+
+
 @post("/games/{game_id:str}/seats/{seat:int}/start", status_code=200, security=SEAT_AUTH,
       responses=_errors(401, 403, 404, 409, 422, 429, 504), summary="Start the game (any seated player)")
 async def start_game(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None) -> CommandAccepted:
@@ -439,7 +448,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
     v1 = Router(path="/v1", route_handlers=[
         list_titles, title_detail, receipt_keys, create_game, get_game, game_head, join_game, spectator_view, spectator_feed, game_result, lobby,
         public_game_audit, public_game_bundle,
-        start_game, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
+        start_game, start_game_as_owner, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
     ])
     openapi = OpenAPIConfig(
         title="Questhall gateway", version="1.0.0",
