@@ -177,6 +177,8 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
                  base, watched.game_id, target.game_id, str(work)], env=env, cwd=RESULTS.parents[2])
             with anyio.fail_after(120):
                 while not (work / "ready").exists():
+                    if honest_proc.poll() is not None:
+                        raise RuntimeError(f"the honest client exited with {honest_proc.returncode}")
                     await anyio.sleep(0.05)
             t0 = time.perf_counter()
             async with anyio.create_task_group() as fl:
