@@ -245,6 +245,9 @@ class MatrixStore:
         v = await self.r.hget(self.key("dm:room"), room)
         return v.decode() if isinstance(v, bytes) else v
 
+    async def dm_count(self) -> int:
+        return await self.r.hlen(self.key("dm:room"))
+
     async def touch(self, user: str) -> None:
         await self.r.zadd(self.key("dm:used"), {user: int(time.time() * 1000)})
 
@@ -312,6 +315,8 @@ class MatrixPlatform:
         self.rate = settings.rate
         self.burst = settings.burst
         self._dm_lock = asyncio.Lock()
+        self._made: set[str] = set()
+        """DM rooms made by this process (bounded by the DM bound: old ones are discarded)."""
 
     def mention(self, user: str) -> str:
         """``user`` (a Matrix user id) as a pill in the sent message; a string to embed in text."""
@@ -333,19 +338,25 @@ class MatrixPlatform:
         r = self.client.rooms.get(room)
         return bool(r and r.encrypted)
 
-    def _private(self, room: str, user: str) -> bool:
+    async def _private(self, room: str, user: str) -> bool:
+        """Whether ``room``'s members (joined or invited) are exactly the bot and ``user``."""
+        me = self.client.user_id
         r = self.client.rooms.get(room)
-        if r is None:
-            return True  # created by us since the last sync: only the bot and the invitee
+        if r is None:  # not synced yet (made since the last sync, or before the first one)
+            if room in self._made:
+                return True
+            resp = await self.client.joined_members(room)
+            joined = {m.user_id for m in getattr(resp, "members", [])}
+            return me in joined and joined <= {me, user}  # only the bot may invite (power levels)
         members = set(r.users) | set(r.invited_users)
-        return members <= {self.client.user_id, user} and user in members and not r.encrypted
+        return members <= {me, user} and user in members and not r.encrypted
 
     async def private_room(self, user: str) -> str:
         """The DM room of ``user``: the remembered one while private, else a new one (invite sent).
         Raises MatrixSendError when the room cannot be made."""
         async with self._dm_lock:
             room = await self.store.dm_room(user)
-            if room and self._private(room, user):
+            if room and await self._private(room, user):
                 await self.store.touch(user)
                 return room
             resp = await self.client.room_create(
@@ -355,7 +366,9 @@ class MatrixPlatform:
                 power_level_override={"invite": 100})  # the player stays at level 0: cannot invite
             if isinstance(resp, RoomCreateError):
                 raise MatrixSendError(f"could not open a DM room with {user}: {resp.message}")
+            self._made.add(resp.room_id)
             for old in await self.store.remember(user, resp.room_id):
+                self._made.discard(old)
                 await self.client.room_leave(old)
             return resp.room_id
 
@@ -399,8 +412,10 @@ class MatrixBot:
                 raise RuntimeError(f"the Matrix login was refused: {getattr(resp, 'message', resp)}")
 
     async def run(self) -> None:
-        """Log in, join ``rooms``, then sync and dispatch until :meth:`stop` (or cancelled)."""
-        await self.login()
+        """Log in (unless :meth:`login` was called), join ``rooms``, then sync and dispatch until
+        :meth:`stop` (or cancelled)."""
+        if not self.client.access_token:
+            await self.login()
         try:
             for room in self.settings.rooms:
                 resp = await self.client.join(room)
@@ -521,7 +536,8 @@ class MatrixBot:
             log.info("not joining encrypted room %s", room_id)
             await self.client.room_leave(room_id)
             return
-        if len(self.client.rooms) >= self.settings.max_rooms:
+        if not invite.content.get("is_direct") and \
+                len(self.client.rooms) - await self.store.dm_count() >= self.settings.max_rooms:
             log.warning("at the room bound (%d): not joining %s", self.settings.max_rooms, room_id)
             return
         resp = await self.client.join(room_id)
@@ -546,3 +562,30 @@ class MatrixBot:
         else:
             log.warning("room %s: more than %d events missed; the oldest are dropped", room_id, GAP_PAGES * 100)
         return got + tail
+
+
+async def serve_matrix(settings: MatrixSettings, redis: Any, *, namespace: str = "qh", chat: Any = None,
+                       started: asyncio.Event | None = None) -> None:
+    """Run the Matrix adapter and the chat session core until cancelled (``questhall chat matrix``).
+
+    Logs in first (the core's resumed games may send at once), then enters the core and syncs.
+    ``chat``: the core's ``ChatConfig``; ``started`` is set once the first sync is handled.
+    Raises RuntimeError when the homeserver refuses the credentials.
+    """
+    from services.frontends.chat.session import ChatCore, Incoming
+
+    bot = MatrixBot(settings, redis, namespace)
+    await bot.login()
+    async with ChatCore(bot.platform, settings.gateway_url, redis, namespace=namespace, config=chat) as core:
+        async def handler(room: str | None, user: str, text: str, name: str) -> None:
+            await core.handle(Incoming(room=room, user=user, text=text, name=name))
+
+        bot.handler = handler
+        task = asyncio.ensure_future(bot.run())
+        if started is not None:
+            ready = asyncio.ensure_future(bot.ready.wait())
+            await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+            ready.cancel()
+            if bot.ready.is_set():
+                started.set()
+        await task

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pytest
 from nio import AsyncClient, AsyncClientConfig, InviteMemberEvent, RoomMessage
 
+from tests.gateway.conftest import gateway  # noqa: F401  (the fixture: workers, projector, bot service)
 from tests.synapse import MatrixUser, Synapse
 
 
@@ -98,6 +99,17 @@ class Player:
                     for s in self.seen:
                         if pred(s):
                             return s
+                    await self.changed.wait()
+        return await asyncio.wait_for(first(), timeout)
+
+    async def wait_index(self, pred: Callable[[Seen], bool], start: int = 0, timeout: float = 60.0) -> int:
+        """The index in ``seen`` of the first message from ``start`` on for which ``pred`` holds."""
+        async def first() -> int:
+            async with self.changed:
+                while True:
+                    for i in range(start, len(self.seen)):
+                        if pred(self.seen[i]):
+                            return i
                     await self.changed.wait()
         return await asyncio.wait_for(first(), timeout)
 
