@@ -289,6 +289,10 @@ class MatrixStore:
             await self.r.hdel(self.key("dm:room"), room)
 
 
+class MatrixLoginError(RuntimeError):
+    """The homeserver refused the bot's access token or password."""
+
+
 class MatrixSendError(RuntimeError):
     """The homeserver did not take a message (the core retries a feed delivery later)."""
 
@@ -395,21 +399,21 @@ class MatrixBot:
         """Set once the first sync is handled (the bot is in its rooms and listening)."""
 
     async def login(self) -> None:
-        """Use the access token (``whoami`` checks it) or log in with the password. Raises RuntimeError."""
+        """Use the access token (``whoami`` checks it) or log in with the password. Raises MatrixLoginError."""
         s = self.settings
         if s.access_token:
             self.client.access_token = s.access_token
             self.client.user_id = s.user_id
             who = await self.client.whoami()
             if not getattr(who, "user_id", None):
-                raise RuntimeError(f"the Matrix access token was refused: {getattr(who, 'message', who)}")
+                raise MatrixLoginError(f"the Matrix access token was refused: {getattr(who, 'message', who)}")
             if who.user_id != s.user_id:
-                raise RuntimeError(f"the access token belongs to {who.user_id}, not {s.user_id}")
+                raise MatrixLoginError(f"the access token belongs to {who.user_id}, not {s.user_id}")
             self.client.device_id = who.device_id or s.device_id
         else:
             resp = await self.client.login(s.password, device_name="questhall")
             if not getattr(resp, "access_token", None):
-                raise RuntimeError(f"the Matrix login was refused: {getattr(resp, 'message', resp)}")
+                raise MatrixLoginError(f"the Matrix login was refused: {getattr(resp, 'message', resp)}")
 
     async def run(self) -> None:
         """Log in (unless :meth:`login` was called), join ``rooms``, then sync and dispatch until
@@ -570,7 +574,7 @@ async def serve_matrix(settings: MatrixSettings, redis: Any, *, namespace: str =
 
     Logs in first (the core's resumed games may send at once), then enters the core and syncs.
     ``chat``: the core's ``ChatConfig``; ``started`` is set once the first sync is handled.
-    Raises RuntimeError when the homeserver refuses the credentials.
+    Raises MatrixLoginError when the homeserver refuses the credentials.
     """
     from services.frontends.chat.session import ChatCore, Incoming
 

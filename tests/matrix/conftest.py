@@ -7,12 +7,16 @@ one another's rooms.
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from nio import AsyncClient, AsyncClientConfig, InviteMemberEvent, RoomMessage
+from nio import AsyncClient, AsyncClientConfig, InviteMemberEvent, RoomMemberEvent, RoomMessage
 
 from tests.gateway.conftest import gateway  # noqa: F401  (the fixture: workers, projector, bot service)
 from tests.synapse import MatrixUser, Synapse
@@ -20,11 +24,22 @@ from tests.synapse import MatrixUser, Synapse
 
 @pytest.fixture(scope="session")
 def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
-    """A Synapse on a free loopback port with SQLite in a temp dir, for the whole session."""
-    server = Synapse(tmp_path_factory.mktemp("synapse"))
-    server.start()
-    yield server
-    server.stop()
+    """A Synapse on a free loopback port with SQLite in a temp dir, for the whole session.
+
+    The dir is on ``/dev/shm`` where there is one: SQLite syncs every event it writes, which on
+    a busy disk costs more than the whole game's logic.
+    """
+    shm = Path("/dev/shm")
+    root = Path(tempfile.mkdtemp(prefix="qh-synapse-", dir=shm)) if shm.is_dir() and os.access(shm, os.W_OK) \
+        else tmp_path_factory.mktemp("synapse")
+    server = Synapse(root)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        if root.parent == shm:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
@@ -36,11 +51,13 @@ def users(synapse: Synapse) -> Callable[[str], MatrixUser]:
 
 @dataclass(frozen=True)
 class Seen:
-    """One message a player's client received: room, sender, the event content."""
+    """One event a player's client received: room, sender, the content, the type (messages and
+    memberships)."""
 
     room: str
     sender: str
     content: dict
+    type: str = "m.room.message"
 
     @property
     def body(self) -> str:
@@ -84,8 +101,8 @@ class Player:
                     await self.client.join(room_id)
             got = []
             for room_id, info in getattr(getattr(resp, "rooms", None), "join", {}).items():
-                got += [Seen(room_id, e.sender, e.source.get("content", {}))
-                        for e in info.timeline.events if isinstance(e, RoomMessage)]
+                got += [Seen(room_id, e.sender, e.source.get("content", {}), e.source.get("type", ""))
+                        for e in info.timeline.events if isinstance(e, RoomMessage | RoomMemberEvent)]
             if got:
                 async with self.changed:
                     self.seen += got

@@ -5,6 +5,10 @@ admin API reads every room on the server; a restart of the chat service mid-game
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -15,9 +19,10 @@ from services.frontends.matrix import MatrixSettings, serve_matrix
 from services.sdk import Gateway
 from tests.matrix.conftest import Player, Seen
 
-GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take)
-    "questeros": ("questeros 2", 1),
-    "eros_quest": ("eros_quest", 0),
+GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take); Questeros is the
+    # restart test's whole game (below), played once to keep the suite lean
+    # a practice start at the last Epic (E9): the Dragon with one card in each stack, a few turns
+    "eros_quest": ('eros_quest practice={"epic":"e21","blades":["b1"],"staves":["s1"]}', 0),
     "fate_deck": ("fate_deck 2", 1),
     "orion_duel": ("orion_duel 2", 1),
     "quests_over_coffee": ("quests_over_coffee 1", 0),
@@ -114,6 +119,7 @@ def assert_private(synapse, spy: Player, alice: Player, bot: str, room: str, pri
     """No private line of alice's anywhere but in rooms of alice and the bot alone: not in what the
     spy's client received, and not in any other room on the server."""
     seen_by_spy = "\n".join(s.body for s in spy.seen)
+    assert all(private)
     for text in private:
         assert text not in seen_by_spy, text
     wanted = set(private)
@@ -149,7 +155,7 @@ def test_a_whole_game_of_every_title_over_matrix(synapse, users, gateway, title:
             await alice.stop()
             await spy.stop()
         assert "game over" in alice.seen[end].body
-        private = [s for s in alice.seen if s.sender == bot_user.user_id and s.room != room]
+        private = [s for s in alice.seen if s.sender == bot_user.user_id and s.room != room and s.body]
         assert any("your turn" in s.body for s in private)
         assert len({s.room for s in private}) == 1
         turns = [s for s in alice.seen if s.room == room and "your turn" in s.body]
@@ -186,14 +192,14 @@ def test_a_restart_of_the_matrix_chat_service_mid_game_loses_and_repeats_nothing
             await spy.stop()
         assert restarts == [3, 11]
         bot = bot_user.user_id
-        public = [s.body for s in spy.seen if s.sender == bot and s.room == room]
+        public = [s.body for s in spy.seen if s.sender == bot and s.room == room and s.body]
         game_id = next(x.split("(game ")[1].split(")")[0] for x in public if "(game " in x)
         async with Gateway(gateway.url) as gw:
             feed = await gw.spectator_feed(game_id, limit=1000)
         steps = [x for x in public if not any(k in x for k in ("your turn in", "you have seat", "Join with"))]
         said = [int(w[1:]) for x in steps for w in x.split() if w[:1] == "v" and w[1:].isdigit()]
         assert said == [e["version"] for e in feed]
-        private = [s.body for s in alice.seen if s.sender == bot and s.room != room]
+        private = [s.body for s in alice.seen if s.sender == bot and s.room != room and s.body]
         hands = [x for x in private if "your hand:" in x]
         assert len(hands) == sum(1 for e in feed if e["body"]["type"] == "questeros.hands_dealt") == 7
         turns = [x.split(" active;")[0] for x in private if "your turn." in x]
@@ -203,3 +209,39 @@ def test_a_restart_of_the_matrix_chat_service_mid_game_loses_and_repeats_nothing
         assert_private(synapse, spy, alice, bot, room, [x for x in private if is_secret(x)])
 
     asyncio.run(main())
+
+
+def test_questhall_chat_matrix_runs_from_the_environment_and_stops_on_sigterm(synapse, users, gateway) -> None:
+    """The service as an operator runs it: configuration in the environment, an answer in the
+    room, exit 0 on SIGTERM; a refused token or a missing variable is one line and exit 2."""
+    bot_user = users("qhbot")
+    env = {**os.environ, "REDIS_URL": gateway.settings.url, "QUESTHALL_NAMESPACE": "c" + uuid.uuid4().hex[:8],
+           "QUESTHALL_GATEWAY_URL": gateway.url, "QUESTHALL_MATRIX_HOMESERVER": synapse.url,
+           "QUESTHALL_MATRIX_USER_ID": bot_user.user_id, "QUESTHALL_MATRIX_ACCESS_TOKEN": bot_user.access_token,
+           "QUESTHALL_MATRIX_RATE": "100", "QUESTHALL_LOG": "json"}
+    cmd = [sys.executable, "-m", "services.cli", "chat", "matrix"]
+
+    async def main() -> None:
+        alice = Player(synapse.url, users("alice"))
+        await alice.start()
+        room = (await alice.client.room_create(invite=[bot_user.user_id])).room_id
+        proc = await asyncio.create_subprocess_exec(*cmd, env=env, stdout=asyncio.subprocess.DEVNULL,
+                                                    stderr=asyncio.subprocess.PIPE)
+        try:
+            await alice.wait_index(lambda s: s.sender == bot_user.user_id and s.content.get("membership") == "join")
+            await alice.say(room, "!titles")
+            got = await alice.wait_index(lambda s: s.sender == bot_user.user_id and "questeros" in s.body)
+            assert alice.seen[got].room == room
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(proc.communicate(), 60)
+            await alice.stop()
+        assert proc.returncode == 0, stderr.decode()[-2000:]
+
+    asyncio.run(main())
+    bad = subprocess.run(cmd, env={**env, "QUESTHALL_MATRIX_ACCESS_TOKEN": "syt_not_a_token"}, capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and "refused" in bad.stderr and "syt_not_a_token" not in bad.stderr + bad.stdout
+    missing = subprocess.run(cmd, env={k: v for k, v in env.items() if k != "QUESTHALL_MATRIX_USER_ID"},
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "QUESTHALL_MATRIX_USER_ID" in missing.stderr
