@@ -56,7 +56,11 @@ class Settings:
     """Seconds a client's reply inbox list lives after the last outcome pushed to it."""
     rejected_ttl: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_REJECTED_TTL", "86400")))
     """Seconds a rejected outcome is kept (``QUESTHALL_REJECTED_TTL``, default 24 h; 0: for good).
-    Accepted outcomes are kept with their game."""
+    Accepted outcomes are kept while their game runs."""
+    ended_outcome_ttl: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_ENDED_OUTCOME_TTL", "3600")))
+    """Seconds the accepted outcomes of an ended game are kept after its end
+    (``QUESTHALL_ENDED_OUTCOME_TTL``, default 1 h; 0: for good). A retry after that is decided
+    again and refused (the game is over): it can never be applied twice."""
 
     @property
     def keys(self) -> Keys:

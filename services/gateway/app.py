@@ -23,7 +23,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.params import Parameter
+from litestar.params import HeaderParameter, Parameter
 
 from schemas.envelope import FeedEntry, Result, ViewEnvelope
 from schemas.gateway import (
@@ -63,7 +63,7 @@ SEAT_AUTH = [{"seat_token": []}]
 ADMIN_AUTH = [{"admin_token": []}]
 MIN_VERSION = ("Wait (bounded, QUESTHALL_READ_WAIT) until the read models reach this version: the "
                "version of the command's reply (504 not_projected if they do not).")
-AuthHeader = Annotated[str | None, Parameter(header="Authorization", required=False, description="Bearer <token>")]
+AuthHeader = Annotated[str | None, HeaderParameter(name="Authorization", required=False, description="Bearer <token>")]
 
 
 def _errors(*codes: int) -> dict[int, ResponseSpec]:

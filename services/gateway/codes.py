@@ -53,6 +53,11 @@ bad_dice bad_die bad_payer companion_already dice_already_chosen environment_alr
 help_limit_reached no_active_quest no_companion_left no_environment_left no_trade_spot
 not_a_response_item not_enough_money not_offered not_rolled_yet quest_in_progress
 shop_order_chosen slot_empty slot_is_trade trade_used hero_not_offered not_in_reserve unknown_card busy chance_unhonoured
+ability_used already_accepted already_attacked already_passed automatic_ability bad_conversion
+bad_distribution bad_put_in breakage duel_already_started empty_deck equipment_used must_convert name_a_card
+no_damage_card no_damage_to_reduce no_proposal no_target not_distributing not_equipped not_in_pool not_over_limit
+not_responding not_sharing nothing_to_block nothing_to_pass own_card powerlessness sacred_place secret_choice_open
+window_open
 """.split())
 """Rule rejection codes (409, or 422 for the malformed-command ones)."""
 

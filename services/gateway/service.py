@@ -50,6 +50,7 @@ from services.kernel.errors import Rejection
 from services.kernel.hashing import request_hash
 from services.kernel.signing import SigningKey, receipt_message
 from services.kernel.text import clean_name
+from services.runtime import feeds
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
@@ -232,35 +233,42 @@ class GatewayService:
         if not token or not hmac.compare_digest(token.encode(), self.config.admin_token.encode()):
             raise ApiError(401, "admin_token_invalid", "The admin token is missing or wrong.")
 
+    async def _windowed(self, prefix: str, window: int) -> tuple[float, int]:
+        """Count one request under ``prefix`` and return ``(requests in the last window s, s until
+        the count can drop)``: a sliding window estimated from two fixed ones (this window's
+        count plus the previous one's, weighted by how much of it is still inside the last
+        ``window`` s), so that a burst astride a window boundary is not counted twice over.
+        One round trip; the counters expire after two windows."""
+        now = time.time()
+        slot = int(now // window)
+        async with self.r.pipeline(transaction=False) as p:
+            p.incr(f"{prefix}:{slot}")
+            p.expire(f"{prefix}:{slot}", window * 2 + 1)
+            p.get(f"{prefix}:{slot - 1}")
+            n, _, prev = await p.execute()
+        inside = 1 - (now - slot * window) / window
+        return n + int(prev or 0) * inside, max(1, int((slot + 1) * window - now) + 1)
+
     async def admit(self, kind: str, who: str, limit: int, window: int = 60) -> None:
         """Count one ``kind`` request (``create``, ``join``, ``start``, ``audit``) of ``who`` (a client
         address or a token's seat); raises ApiError 429 ``rate_limited`` with ``Retry-After`` past
-        ``limit`` per ``window`` s. A fixed window in Redis, shared by every replica, in its own slot."""
-        slot = int(time.time() // window)
-        key = f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}:{slot}"
-        async with self.r.pipeline(transaction=False) as p:
-            p.incr(key)
-            p.expire(key, window * 2 + 1)
-            n, _ = await p.execute()
+        ``limit`` in the last ``window`` s (sliding, see :meth:`_windowed`). Counted in Redis,
+        shared by every replica, in its own slot."""
+        n, retry = await self._windowed(f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}", window)
         if n > limit:
-            retry = max(1, int((slot + 1) * window - time.time()) + 1)
             raise ApiError(429, "rate_limited", f"At most {limit} {kind} requests per {window} s; retry in {retry} s.",
                            headers={"Retry-After": str(retry)})
 
     async def rate_check(self, game_id: str, seat: int) -> None:
         """Count one command of ``seat``; raises ApiError 429 ``rate_limited`` past the limit.
 
-        A fixed window in Redis (shared by every gateway replica), key in the game's slot.
+        Sliding (see :meth:`_windowed`), counted in Redis (shared by every gateway replica), key
+        in the game's slot.
         """
         window = self.config.rate_window
-        slot = int(time.time() // window)
-        key = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}:{slot}"  # not a read model
-        async with self.r.pipeline(transaction=False) as p:
-            p.incr(key)
-            p.expire(key, window * 2 + 1)
-            n, _ = await p.execute()
+        prefix = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}"  # not a read model
+        n, retry = await self._windowed(prefix, window)
         if n > self.config.rate_per_seat:
-            retry = max(1, int((slot + 1) * window - time.time()) + 1)
             raise ApiError(429, "rate_limited",
                            f"At most {self.config.rate_per_seat} commands per {window} s per seat; retry in {retry} s.",
                            headers={"Retry-After": str(retry)})
@@ -412,8 +420,12 @@ class GatewayService:
             shown = clean_name(name if name.strip() or not bot else f"{bot} bot")  # what the worker stored in seat_joined
         except Rejection:
             shown = name.strip()
+        # the expiry counts from the join's own event, not from now: a retry of the join (same
+        # command id) gets the very same token, whenever it comes
+        row = await self.r.xrange(self.keys.game(game_id, "events"), f"{joined_at}-0", f"{joined_at}-0")
+        at = msgspec.msgpack.decode(row[0][1][b"e"]).get("recorded_at", 0) / 1000 if row else None
         token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown, self.config.token_ttl,
-                             join_version=joined_at)
+                             now=at or None, join_version=joined_at)
         return SeatGrant(game_id=game_id, title=title, seat=seat, name=shown, token=token, version=out.version,
                          receipt=self.receipt(game_id, out.version, out.head_hash))
 
@@ -527,8 +539,8 @@ class GatewayService:
         await self.title_of(game_id)
         if not 0 <= after <= MAX_VERSION or not 1 <= limit <= 1000:
             raise ApiError(400, "bad_range", f"after must be 0 to {MAX_VERSION} and limit 1 to 1000.")
-        rows = await self.r.xrange(self.keys.feed(game_id, seat), f"({after}-0" if after else "-", "+", count=limit)
-        return b"[" + b",".join(f[b"e"] for _, f in rows) + b"]"
+        rows = await feeds.read(self.r, self.keys, game_id, seat, after, limit)
+        return b"[" + b",".join(b for _, b in rows) + b"]"
 
     async def lobby(self, title: str | None, status: str, limit: int) -> list[LobbyGame]:
         """Games of ``title`` (every title if None) with ``status`` (``open``/``running`` or a
