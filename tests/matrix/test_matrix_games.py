@@ -11,6 +11,7 @@ import subprocess
 import sys
 import uuid
 
+import anyio
 import pytest
 
 from services.adapters.redis_store import connect
@@ -31,7 +32,8 @@ GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take)
 
 
 class ChatService:
-    """``questhall chat matrix`` (core + adapter) as a task in this event loop; stop = cancel."""
+    """``questhall chat matrix`` (core + adapter) as a task in this event loop; ``stop()`` cancels
+    it as the command does on SIGTERM (an anyio cancel scope)."""
 
     def __init__(self, synapse, gateway, bot_user, namespace: str) -> None:
         self.settings = MatrixSettings(homeserver=synapse.url, user_id=bot_user.user_id,
@@ -40,6 +42,7 @@ class ChatService:
         self.redis_url = gateway.settings.url
         self.namespace = namespace
         self.task: asyncio.Task | None = None
+        self.scope: anyio.CancelScope | None = None
 
     async def start(self) -> None:
         started = asyncio.Event()
@@ -47,8 +50,9 @@ class ChatService:
         async def run() -> None:
             r = connect(self.redis_url)
             try:
-                await serve_matrix(self.settings, r, namespace=self.namespace, started=started,
-                                   chat=ChatConfig(seed=5, user_rate=1000, user_burst=1000))
+                with anyio.CancelScope() as self.scope:
+                    await serve_matrix(self.settings, r, namespace=self.namespace, started=started,
+                                       chat=ChatConfig(seed=5, user_rate=1000, user_burst=1000))
             finally:
                 await r.aclose()
 
@@ -61,12 +65,9 @@ class ChatService:
         assert started.is_set()
 
     async def stop(self) -> None:
-        assert self.task is not None
-        self.task.cancel()
-        try:
-            await asyncio.wait_for(self.task, 30)
-        except asyncio.CancelledError:
-            pass
+        assert self.task is not None and self.scope is not None
+        self.scope.cancel()
+        await asyncio.wait_for(self.task, 60)
 
 
 async def play_by_hints(player: Player, bot: str, room: str, start: int = 0, *, after_move=None) -> int:
