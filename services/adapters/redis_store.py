@@ -67,11 +67,12 @@ class Settings:
         return Keys(self.namespace, self.partitions)
 
 
-def connect(url: str, *, max_connections: int = 4096, client_name: str | None = None) -> Any:
+def connect(url: str, *, max_connections: int = 4096, client_name: str | None = None, pool_wait: float = 20.0) -> Any:
     """An asyncio Redis client for ``url`` (``redis+cluster://host:port`` for Redis Cluster).
 
     ``max_connections``: the pool's bound (per node). On a single Redis the pool is a
-    ``BlockingConnectionPool``: a caller beyond the bound waits (up to 20 s) for a free
+    ``BlockingConnectionPool``: a caller beyond the bound waits (up to ``pool_wait`` s, then
+    redis-py's ``ConnectionError("No connection available.")``, see :func:`pool_exhausted`) for a free
     connection instead of opening one, so a client process that passes a small bound keeps a
     constant number of connections however many commands it has in flight (waiting callers
     hold none: see :mod:`services.adapters.inbox`). A service needs one connection per
@@ -86,8 +87,15 @@ def connect(url: str, *, max_connections: int = 4096, client_name: str | None = 
         from redis.asyncio.cluster import RedisCluster
 
         return RedisCluster.from_url("redis://" + url[len("redis+cluster://"):], **common)
-    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=20, **common)
+    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=pool_wait, **common)
     return aioredis.Redis.from_pool(pool)
+
+
+def pool_exhausted(exc: BaseException) -> bool:
+    """True if ``exc`` is a blocking pool's refusal after its wait: every connection was in use."""
+    from redis.exceptions import ConnectionError as RConn
+
+    return isinstance(exc, RConn) and str(exc).startswith("No connection available")
 
 
 def decode_outcome(data: bytes) -> Outcome:

@@ -17,7 +17,7 @@ GATEWAY_CODES: dict[str, int] = {
     "bad_request": 400,
     "token_missing": 401, "token_invalid": 401, "token_expired": 401, "token_revoked": 401,
     "admin_token_invalid": 401, "unauthorized": 401,
-    "token_wrong_game": 403, "token_wrong_seat": 403, "admin_disabled": 403, "forbidden": 403,
+    "token_wrong_game": 403, "token_wrong_seat": 403, "not_owner": 403, "admin_disabled": 403, "forbidden": 403,
     "game_not_found": 404, "unknown_title": 404, "view_not_ready": 404, "no_result": 404, "not_found": 404,
     "method_not_allowed": 405,
     "game_not_over": 409, "no_open_seat": 409, "command_id_reused": 409,

@@ -54,7 +54,12 @@ from services.runtime import feeds
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
+LAG_EVERY = 5.0
+"""Seconds between two reads of the consumer groups' lag for ``/metrics``."""
 MAX_VERSION = 2**53
+REPLAY_CACHE = 32
+"""Finished games whose encoded spectator views (one per version, ~0.5 MB for a long game) a
+gateway process keeps for GET /v1/games/{id}/replay."""
 """The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
 # Rejection codes answered with 422 (the command itself is malformed for this game); every
@@ -122,12 +127,14 @@ class GatewayService:
         self.keys = settings.keys
         self.config = config
         self.metrics = metrics
+        self._lag_at = -LAG_EVERY
         self.bus = CommandBus(r, settings)
         self.changes = ChangeFeed(r, self.keys)
         """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
         self._titles: OrderedDict[str, str] = OrderedDict()
         self._holders: OrderedDict[str, tuple[int | None, ...]] = OrderedDict()
         self.verdicts: OrderedDict[str, Any] = OrderedDict()
+        self.replays: OrderedDict[str, list[bytes]] = OrderedDict()
         """Public audit verdicts of finished games (final: a finished game never changes), at most 10,000."""
         self.audit_limiter = anyio.CapacityLimiter(2)
         """At most two audits run at once, in worker threads (never on the event loop)."""
@@ -213,9 +220,41 @@ class GatewayService:
         return out
 
     async def still_held(self, claims: tokens.SeatClaims) -> bool:
-        """True while the token's join is the seat's latest (not left, not retaken), per the event stream."""
+        """True while the token's join is the seat's latest (not left, not retaken), per the event
+        stream; never for an owner token (no seat)."""
+        if claims.s < 0:
+            return False
         holders = await self.seat_holders(claims.g)
         return claims.s < len(holders) and holders[claims.s] == claims.j
+
+    def owner_claims(self, token: str | None, game_id: str) -> tokens.SeatClaims:
+        """The claims of the game's owner token (issued by :meth:`create`). Raises ApiError 401
+        (missing, invalid, expired) or 403 ``token_wrong_game`` / ``not_owner`` (a seat token)."""
+        c = self.claims(token, game_id)
+        if c.s != tokens.OWNER:
+            raise ApiError(403, "not_owner", "This endpoint needs the game's owner token (from its create), not a seat token.")
+        return c
+
+    async def start_as_owner(self, claims: tokens.SeatClaims) -> CommandAccepted:
+        """Start the game for its owner: ``start`` sent as its lowest bot seat (a seat the server
+        plays, with no key), else as seat 0 (the rules refuse it while a seat is open, or if that
+        seat signs its commands: then its player starts the game). Raises ApiError as :meth:`start`."""
+        title = await self.title_of(claims.g)
+        botted = await self._bot_seats(claims.g)
+        seat = min(botted) if botted else 0
+        out = await self.submit(title, claims.g, StartGame(), seat, player="owner")
+        return self._accepted(out)
+
+    async def _bot_seats(self, game_id: str) -> set[int]:
+        """Seats joined as bots (``seat_botted`` before the start), from the game's own stream."""
+        out: set[int] = set()
+        for _, fields in await self.r.xrange(self.keys.game(game_id, "events"), "-", "+", count=200):
+            ev = _SEAT_EVENT.decode(fields[b"e"]).body
+            if ev.type == "seat_botted" and ev.seat is not None:
+                out.add(ev.seat)
+            elif ev.type == "seat_left" and ev.seat is not None:
+                out.discard(ev.seat)
+        return out
 
     async def seat_claims(self, token: str | None, game_id: str, seat: int) -> tokens.SeatClaims:
         """:meth:`claims`, and the token's holder still holds the seat (else 401 ``token_revoked``)."""
@@ -367,8 +406,16 @@ class GatewayService:
         # create of a taken id goes to the rules (game_exists / wrong_title), never that outcome.
         digest = hashlib.sha256(msgspec.json.encode([title, body], order="sorted")).hexdigest()[:32]
         out = await self.submit(title, gid, body, None, client_id=f"create.{digest}")
+        at = await self._event_time(gid, 1)  # a retried create gets the very same owner token
+        owner = tokens.issue(self.config.token_keys, self.settings.namespace, gid, tokens.OWNER, "", self.config.token_ttl,
+                             now=at, join_version=1)
         return GameCreatedReply(game_id=gid, title=title, seats=seats, version=out.version,
-                                receipt=self.receipt(gid, out.version, out.head_hash))
+                                receipt=self.receipt(gid, out.version, out.head_hash), owner_token=owner)
+
+    async def _event_time(self, game_id: str, version: int) -> float | None:
+        """``recorded_at`` (unix seconds) of one stored event, None if there is none."""
+        row = await self.r.xrange(self.keys.game(game_id, "events"), f"{version}-0", f"{version}-0")
+        return (msgspec.msgpack.decode(row[0][1][b"e"]).get("recorded_at", 0) / 1000 or None) if row else None
 
     async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None,
                    public_key: str = "", bot: str = "") -> SeatGrant:
@@ -422,10 +469,11 @@ class GatewayService:
             shown = name.strip()
         # the expiry counts from the join's own event, not from now: a retry of the join (same
         # command id) gets the very same token, whenever it comes
-        row = await self.r.xrange(self.keys.game(game_id, "events"), f"{joined_at}-0", f"{joined_at}-0")
-        at = msgspec.msgpack.decode(row[0][1][b"e"]).get("recorded_at", 0) / 1000 if row else None
-        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown, self.config.token_ttl,
-                             now=at or None, join_version=joined_at)
+        # a bot seat gets no token: the server plays it from its own view, and nobody else may
+        # read its hand or move for it (the game's owner token starts an all-bot game)
+        token = "" if bot else tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown,
+                                            self.config.token_ttl, now=await self._event_time(game_id, joined_at),
+                                            join_version=joined_at)
         return SeatGrant(game_id=game_id, title=title, seat=seat, name=shown, token=token, version=out.version,
                          receipt=self.receipt(game_id, out.version, out.head_hash))
 
@@ -553,14 +601,20 @@ class GatewayService:
         names = sorted(all_titles()) if title is None else [title]
         if title is not None and title not in all_titles():
             raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
-        out: list[LobbyGame] = []
-        for t in names:
-            for gid in await self.r.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1):
-                h = await self.r.hgetall(self.keys.lobby_game(gid.decode()))
-                if h:
-                    out.append(_lobby_game(gid.decode(), h))
+        # two round trips whatever the limit: every title's newest ids (scores: created_at), merged
+        # and cut to the limit, then their entries in one pipeline (was one HGETALL each: ~3,000)
+        async with self.r.pipeline(transaction=False) as pipe:
+            for t in names:
+                pipe.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1, withscores=True)
+            ranked = await pipe.execute()
+        newest = sorted(((-score, gid.decode()) for rows in ranked for gid, score in rows))[:limit]
+        async with self.r.pipeline(transaction=False) as pipe:
+            for _, gid in newest:
+                pipe.hgetall(self.keys.lobby_game(gid))
+            entries = await pipe.execute()
+        out = [_lobby_game(gid, h) for (_, gid), h in zip(newest, entries, strict=True) if h]
         out.sort(key=lambda g: -g.created_at)
-        return out[:limit]
+        return out
 
     async def game(self, game_id: str) -> LobbyGame:
         """The lobby entry of one game. Raises ApiError 404."""
@@ -597,6 +651,34 @@ class GatewayService:
             self.verdicts.popitem(last=False)
         return verdict
 
+    async def public_replay(self, game_id: str, address: str, after: int, limit: int) -> bytes:
+        """The spectator views (JSON list of ViewEnvelope) after versions ``after + 1 ..
+        after + limit`` of a finished or abandoned game, for the /audit page. The first page of a
+        game folds its bundle in a worker thread (counted like a public audit, per address); the
+        encoded views of the last :data:`REPLAY_CACHE` games are kept. Raises ApiError 429, 500
+        (an event that does not decode: the audit names it), and what ``public_bundle`` raises."""
+        from services.audit.store import public_bundle
+        from services.audit.verify import spectator_views
+
+        views = self.replays.get(game_id)
+        if views is None:
+            await self.admit("audit", address, self.config.audit_rate)
+            bundle = await public_bundle(self.r, self.settings, game_id)
+
+            def encoded() -> list[bytes]:
+                return [msgspec.json.encode(v) for v in spectator_views(bundle)]
+
+            try:
+                views = await anyio.to_thread.run_sync(encoded, limiter=self.audit_limiter)
+            except ValueError as exc:
+                raise ApiError(500, "internal_error", f"Game {game_id!r} cannot be replayed: {exc}.") from None
+            self.replays[game_id] = views
+            while len(self.replays) > REPLAY_CACHE:
+                self.replays.popitem(last=False)
+        else:
+            self.replays.move_to_end(game_id)
+        return b"[" + b",".join(views[after:after + limit]) + b"]"
+
     def socket_opened(self, address: str) -> str | None:
         """Count a socket of ``address``; the reason it is refused (over a cap), else None."""
         if self.sockets >= self.config.ws_max:
@@ -618,22 +700,34 @@ class GatewayService:
     # -- metrics -------------------------------------------------------------------------------
 
     async def refresh_lag(self) -> None:
-        """Set the lag gauges: undelivered + pending entries per consumer group (all partitions)."""
+        """Set the lag gauges: undelivered + pending entries per consumer group (all partitions).
+
+        One pipelined round trip of ``XINFO GROUPS`` (partitions x (titles + 1) streams), at
+        most once per :data:`LAG_EVERY` s however often ``/metrics`` is scraped (an
+        unauthenticated endpoint: a scrape storm costs Redis nothing more)."""
+        now = time.monotonic()
+        if now - self._lag_at < LAG_EVERY:
+            return
+        self._lag_at = now
         k = self.keys
         groups: dict[str, int] = {}
-        for p in range(self.settings.partitions):
-            streams = [(k.commands(p, t), f"worker:{t}") for t in sorted(all_titles())] + [(k.log(p), "projector")]
-            for stream, group in streams:
-                try:
-                    infos = await self.r.xinfo_groups(stream)
-                except ResponseError:
+        streams = [(k.commands(p, t), f"worker:{t}") for p in range(self.settings.partitions) for t in sorted(all_titles())]
+        streams += [(k.log(p), "projector") for p in range(self.settings.partitions)]
+        async with self.r.pipeline(transaction=False) as pipe:
+            for stream, _ in streams:
+                pipe.xinfo_groups(stream)
+            answers = await pipe.execute(raise_on_error=False)
+        for (_, group), infos in zip(streams, answers, strict=True):
+            if isinstance(infos, Exception):
+                if not isinstance(infos, ResponseError):  # no such stream yet: nothing to count
+                    raise infos
+                continue
+            for info in infos:
+                name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+                if name != group:
                     continue
-                for info in infos:
-                    name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
-                    if name != group:
-                        continue
-                    lag = info.get("lag") or 0
-                    groups[group] = groups.get(group, 0) + int(lag) + int(info.get("pending") or 0)
+                lag = info.get("lag") or 0
+                groups[group] = groups.get(group, 0) + int(lag) + int(info.get("pending") or 0)
         for group, n in groups.items():
             self.metrics.group_lag.labels(group=group).set(n)
         self.metrics.projection_lag.set(groups.get("projector", 0))
