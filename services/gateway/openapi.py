@@ -13,6 +13,9 @@
 - **Tagged unions** (every member an object whose ``type`` is a constant) get a
   ``discriminator`` on ``type`` with the tag-to-component ``mapping``.
 - **Error codes**: ``ErrorBody.code`` is an ``enum`` of :data:`~services.gateway.codes.ERROR_CODES`.
+- **Command defaults**: every optional field of a command carries its ``default`` (Litestar
+  leaves out ``None``, ``[]`` and ``{}``), so that a client fills in a command's every field
+  from the document alone, as a seat key signs it (docs/fairness.md "Seat keys").
 
 :func:`asyncapi_document` describes the WebSocket protocol as an AsyncAPI 3.0 document whose
 component schemas are the OpenAPI document's (the same names).
@@ -171,11 +174,27 @@ def client_openapi(doc: dict[str, Any]) -> dict[str, Any]:
 
     _walk(doc, rename)
     _walk(doc, _discriminate(schemas))
+    _command_defaults(schemas)
     if "ErrorBody" in schemas:
         schemas["ErrorBody"]["properties"]["code"] = {
             "type": "string", "enum": list(ERROR_CODES),
             "description": "Stable error code (docs/gateway.md \"Errors\"; rule rejections: docs/games/*.md)."}
     return doc
+
+
+def _command_defaults(schemas: dict[str, Any]) -> None:
+    """Fill in ``default`` of every optional field of every command of ``CommandRequest``'s union."""
+    from services.gateway.wire import AnyCommand
+
+    mapping = schemas.get("CommandRequest", {}).get("properties", {}).get("command", {}).get("discriminator", {}).get("mapping", {})
+    union = msgspec.inspect.type_info(AnyCommand)
+    for st in getattr(union, "types", (union,)):
+        props = schemas.get(mapping.get(st.tag, "").removeprefix(REF), {}).get("properties", {})
+        for f in st.fields:
+            if f.required or f.encode_name not in props or "default" in props[f.encode_name]:
+                continue
+            default = f.default_factory() if f.default is msgspec.NODEFAULT else f.default
+            props[f.encode_name]["default"] = msgspec.to_builtins(default)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -65,6 +65,9 @@ class Title(Generic[S]):
     event_types: ClassVar[tuple[type[Event], ...]]
     bots: ClassVar[dict[str, Bot]] = {}
     """Named bots, e.g. ``{"random": ..., "greedy": ...}``."""
+    best_bot: ClassVar[str] = ""
+    """The name of the title's strongest bot (hints in the terminal client); "" for the first
+    bot not named ``random`` (see :func:`services.kernel.registry.best_bot`)."""
     choice_types: ClassVar[tuple[type[Command], ...]] = ()
     """Commands that are simultaneous secret choices: the kernel collects them, hides them and
     reveals them together (``services/kernel/secret.py``); ``decide`` never sees them."""
@@ -127,6 +130,18 @@ class Title(Generic[S]):
     def forfeit_winners(self, state: S | None, seat: int, seats: int) -> list[int]:
         """The winners when ``seat`` forfeits a running game. Default: every other seat."""
         return [s for s in range(seats) if s != seat]
+
+    timed_decisions: ClassVar[bool] = False
+    """True if :meth:`decision_seconds` may give a seat a deadline of the title's own (the game
+    then keeps clocks even with the ``clock`` option ``none``)."""
+
+    def decision_seconds(self, state: S, seat: int) -> tuple[str, int] | None:
+        """The title's own deadline for ``seat``'s decision now, ``(key, seconds)``, or None.
+
+        For rules that fix a time (a response window, "agree within 30 seconds"), independent of
+        the lifecycle clock: the deadline stays while ``key`` stays the same, and its timeout
+        plays :meth:`default_move` (services/kernel/clock.py). Only read if ``timed_decisions``."""
+        return None
 
     def secret_choice(self, state: S) -> SecretChoice | None:
         """The simultaneous secret choice open now (key and awaited seats), or None."""

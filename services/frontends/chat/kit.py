@@ -7,14 +7,18 @@ Shared words: ``help`` (the title's grammar), ``moves`` (the seat's legal comman
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from schemas.base import Command
 from schemas.envelope import AbandonGame, AgreeToAbandon
 from services.frontends.chat import (
     eros_quest,
     fate_deck,
+    orange_quest,
     orion_duel,
     questeros,
     quests_over_coffee,
@@ -23,12 +27,14 @@ from services.frontends.chat import (
 from services.frontends.chat.common import ChatError
 
 GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "quests_over_coffee": quests_over_coffee,
-                            "eros_quest": eros_quest, "fate_deck": fate_deck, "reventure_orbtale": reventure_orbtale}
+                            "eros_quest": eros_quest, "fate_deck": fate_deck, "reventure_orbtale": reventure_orbtale,
+                            "orange_quest": orange_quest}
 ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
-COMMON_HELP = ("Also: help, moves (your legal moves), hint (a bot's suggestion), view, start, "
+COMMON_HELP = ("Also: help, moves (your legal moves), hint (the best bot's suggestion), view (or board), start, "
                "abandon (in a running game: you forfeit), agree (end with no result once every seat agrees), quit.")
 
-__all__ = ["Action", "ChatError", "format_command", "help_text", "parse", "render_event", "render_view"]
+__all__ = ["Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "parse", "render_event",
+           "render_view"]
 
 
 @dataclass(frozen=True)
@@ -55,8 +61,8 @@ def parse(title: str, text: str, view: dict | None = None, seat: int | None = No
     if not words:
         raise ChatError("Say something: try `help`.")
     head = words[0]
-    if head in ("help", "?", "moves", "hint", "view", "start", "quit", "exit") and len(words) == 1:
-        return Action({"?": "help", "exit": "quit"}.get(head, head))
+    if head in ("help", "?", "moves", "hint", "view", "board", "start", "quit", "exit") and len(words) == 1:
+        return Action({"?": "help", "exit": "quit", "board": "view"}.get(head, head))
     if head == "abandon":
         return AbandonGame(reason=" ".join(words[1:])[:200])
     if head == "agree" and len(words) == 1:
@@ -77,6 +83,41 @@ def format_command(title: str, cmd: Command) -> str:
 def help_text(title: str) -> str:
     """The grammar of ``title`` in a few lines."""
     return _grammar(title).HELP + "\n" + COMMON_HELP
+
+
+def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
+    """The seat's legal commands from its view envelope (JSON dict): the view's ``legal`` list
+    where the title keeps one, else the title's ``legal_commands`` on the view (Orion Duel's
+    rules work on a view). [] before the game starts."""
+    from services.kernel import get_title
+
+    if not env or env.get("view") is None:
+        return []
+    t = get_title(title)
+    view = msgspec.convert(env["view"], t.view_type)
+    legal = getattr(view, "legal", None)
+    if legal is None:
+        legal = t.legal_commands(view, seat)
+    return list(legal)
+
+
+def hint(title: str, env: dict | None, seat: int, rng: random.Random) -> Command | None:
+    """The move of the title's best bot (``Title.best_bot``: else its first bot that is not
+    ``random``) for the seat, from its view envelope, or None (nothing to do, or not the seat's
+    move). Source: the titles' bots (services/games/<title>/bots.py)."""
+    from services.kernel import get_title
+    from services.kernel.registry import best_bot
+
+    if not env or env.get("view") is None or seat not in env.get("to_move", []):
+        return None
+    t = get_title(title)
+    if not t.bots:
+        return None
+    bot = t.bots[best_bot(t)]
+    try:
+        return bot(msgspec.convert(env["view"], t.view_type), seat, rng)
+    except (IndexError, ValueError):
+        return None
 
 
 def render_view(title: str, env: dict, seat: int | None = None) -> str:
