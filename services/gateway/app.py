@@ -49,6 +49,7 @@ from services.gateway.config import GatewayConfig
 from services.gateway.metrics import CONTENT_TYPE, Metrics
 from services.gateway.openapi import asyncapi_document, client_openapi
 from services.gateway.service import ApiError, GatewayService
+from services.gateway.web import web_routers
 from services.gateway.wire import AnyCommand, AnyEvent, AnyView
 from services.gateway.ws import seat_socket, spectator_socket
 
@@ -429,7 +430,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
                       allow_headers=["Authorization", "Content-Type"], expose_headers=["Retry-After"],
                       max_age=600) if config.cors_origins else None
     return Litestar(
-        route_handlers=[v1, metrics, health],
+        route_handlers=[v1, metrics, health, *web_routers()],
         dependencies={"gw": Provide(provide_gw, sync_to_thread=False)},
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation_error,
                             HTTPException: on_http_error, RecursionError: on_too_deep, Exception: on_internal_error},
