@@ -32,9 +32,10 @@ def _tools() -> tuple[str, str]:
     return node, npm
 
 
-@pytest.fixture(scope="module")
-def built() -> str:
-    """node_modules from the lock (``npm ci`` when missing) and ``dist/`` compiled with tsc."""
+def build_sdk() -> str:
+    """node_modules from the lock (``npm ci`` when missing) and ``dist/`` compiled with tsc; returns node.
+
+    Skips (printing why) without node/npm; fails when npm ci or tsc fails."""
     node, npm = _tools()
     if not all((TS_DIR / "node_modules" / p).exists() for p in ("typescript", "ws", "openapi-typescript")):
         out = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--prefer-offline"], cwd=TS_DIR, capture_output=True, text=True, timeout=600)
@@ -43,6 +44,11 @@ def built() -> str:
     assert out.returncode == 0, f"tsc failed:\n{out.stdout[-3000:]}"
     shutil.copyfile(TS_DIR / "src" / "api.d.ts", TS_DIR / "dist" / "api.d.ts")
     return node
+
+
+@pytest.fixture(scope="module")
+def built() -> str:
+    return build_sdk()
 
 
 def test_generated_types_are_up_to_date(built, tmp_path):

@@ -4,10 +4,12 @@
  * In node the `ws` package is used (node 20 has no global WebSocket) and the seat token goes in the
  * `Authorization` header; in a browser the page's `WebSocket`, with the token in `?token=`.
  *
- * Resume by `since`: the subscription remembers the last version it delivered (`lastVersion`) and,
- * when the connection drops (close codes 1001, 1006, 1011, 1012, 1013), reconnects with
- * `since=lastVersion`; feed entries at or below a version already delivered are dropped, so a reader
- * sees every feed entry once, in version order. Close codes 44xx (bad since, token, game) end it.
+ * Resume by `since`: when the connection drops (close codes 1001, 1006, 1011, 1012, 1013) the
+ * subscription reconnects with `since` = the version of the last *view* it delivered (`lastView`):
+ * the gateway then sends the feed entries after it and the current view (with `since` = the last
+ * feed entry's version, a view at that version not yet delivered would never come). Feed entries
+ * already delivered (at or below `lastFeed`) are dropped, so a reader sees every feed entry once,
+ * in version order, and every settled view. Close codes 44xx (bad since, token, game) end it.
  */
 
 import type { components } from "./api.js";
@@ -30,7 +32,7 @@ export type ClientMessage =
   | { type: "command"; command: Record<string, unknown>; command_id?: string; expected_version?: number; signature?: string }
   | { type: "ping" };
 
-/** Messages waiting to be read; past this the socket is closed and resumed (by `since`) once read. */
+/** Messages waiting to be read; past this the socket is closed and resumed (by `since`) once they are read. */
 export const MAX_QUEUE = 10_000;
 /** Largest socket message accepted (bytes, node only; a browser sets its own). */
 export const WS_MAX_MESSAGE = 1 << 22;
@@ -85,14 +87,20 @@ export interface SubscriptionOptions {
   resume?: boolean;
   /** Reconnect attempts in a row before giving up (default 5; waits 0.2 s, 0.4 s, ... between). */
   maxRetries?: number;
+  /** Feed entries up to this version were read before (a page reload): dropped (default: `since`). */
+  feedSeen?: number;
   /** Called with the receipt of every outcome (the Gateway keeps them). */
   onReceipt?: (r: Receipt | null | undefined) => void;
 }
 
 /** An open socket: `await sub.open()`, then `await sub.recv()` or `for await (const m of sub)`. */
 export class Subscription implements AsyncIterable<ServerMessage> {
-  /** The highest version delivered (feed or view): a new subscription resumes after it. */
+  /** The highest version delivered (feed entry or view). */
   lastVersion: number;
+  /** The version of the last view delivered: where a reconnection resumes (`since`). */
+  lastView: number;
+  /** The version of the last feed entry delivered (later repeats are dropped). */
+  lastFeed: number;
   /** Reconnections made so far (a test reads it). */
   reconnects = 0;
   private sock: RawSocket | null = null;
@@ -102,21 +110,21 @@ export class Subscription implements AsyncIterable<ServerMessage> {
   private closed: SocketClosed | null = null;
   private userClosed = false;
   private paused = false;
-  private lastFeed: number;
 
   constructor(readonly url: string, private readonly token: string | null, since = 0, private readonly opts: SubscriptionOptions = {}) {
     this.lastVersion = since;
-    this.lastFeed = since;
+    this.lastView = since;
+    this.lastFeed = Math.max(since, opts.feedSeen ?? since);
   }
 
-  /** Connect (from `lastVersion`). Throws SocketClosed if the gateway refuses the socket. */
+  /** Connect (from `lastView`). Throws SocketClosed if the gateway refuses the socket. */
   async open(): Promise<this> {
     const sep = this.url.includes("?") ? "&" : "?";
     const id = {}; // this connection: events of an older one are ignored
     this.conn = id;
     let opened = false;
     const early: [number, string][] = [];
-    const sock = await connect(`${this.url}${sep}since=${this.lastVersion}`, this.token, (d) => this.onMessage(id, d),
+    const sock = await connect(`${this.url}${sep}since=${this.lastView}`, this.token, (d) => this.onMessage(id, d),
                                (c, r) => (opened ? this.onClose(id, c, r) : early.push([c, r])));
     opened = true;
     this.sock = sock;
@@ -142,7 +150,7 @@ export class Subscription implements AsyncIterable<ServerMessage> {
     }
     this.queue.push(msg);
     if (this.queue.length >= MAX_QUEUE && !this.paused) {
-      this.drop(); // stop reading: resumed from lastVersion once the reader caught up
+      this.drop(); // stop reading: resumed from lastView once the reader caught up
     }
     this.wake();
   }
@@ -185,6 +193,8 @@ export class Subscription implements AsyncIterable<ServerMessage> {
         if (msg.type === "feed") {
           if (msg.version <= this.lastFeed) continue; // delivered before a reconnection
           this.lastFeed = msg.version;
+        } else if (msg.type === "view") {
+          this.lastView = Math.max(this.lastView, msg.version);
         } else if (msg.type === "outcome") {
           this.opts.onReceipt?.(msg.receipt);
         }
@@ -214,7 +224,7 @@ export class Subscription implements AsyncIterable<ServerMessage> {
     this.sock.send(JSON.stringify(msg));
   }
 
-  /** Drop the connection as a network failure would (it resumes from `lastVersion` on the next read). */
+  /** Drop the connection as a network failure would (it resumes from `lastView` on the next read). */
   drop(): void {
     const s = this.sock;
     this.sock = null;
@@ -223,9 +233,10 @@ export class Subscription implements AsyncIterable<ServerMessage> {
     s?.close(1000);
   }
 
-  /** Close for good. */
+  /** Close for good: unread messages are dropped (resume later: `subscribe(sub.lastView, {feedSeen: sub.lastFeed})`). */
   close(): void {
     this.userClosed = true;
+    this.queue = [];
     const s = this.sock;
     this.sock = null;
     this.conn = null;

@@ -5,30 +5,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import { Gateway, GatewayError, SeatKey, SocketClosed, canonicalJson, verifyReceipt } from "../dist/index.js";
+import { legalCommands as legal, playSeat, rng } from "../examples/play.js";
 
 const URL_ = process.env.QUESTHALL_URL;
 if (!URL_) throw new Error("QUESTHALL_URL is not set (run through tests/gateway/test_typescript_client.py)");
 const TITLES = (process.env.QUESTHALL_TITLES ?? "").split(",").filter(Boolean);
-
-/** A seeded PRNG (mulberry32): the same choices every run. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const pick = (r, xs) => xs[Math.floor(r() * xs.length)];
-
-/** The seat's legal commands in a view: `legal`, or (Orion Duel in play) every anchor of `placements`. */
-function legal(view) {
-  if (view.legal?.length) return view.legal;
-  return (view.placements ?? []).flatMap((p) => p.anchors.map((anchor) =>
-    ({ type: "orion_duel.place_tile", tile: p.tile, anchor, rotation: p.rotation, mirror: p.mirror })));
-}
 
 /** How each title is played: seats, options, which seats the server's bots take. */
 const PLANS = {
@@ -39,41 +20,6 @@ const PLANS = {
   quests_over_coffee: { seats: 1, bots: [] },
   reventure_orbtale: { seats: 2, bots: [1] },
 };
-
-/** Play one seat from its socket until the game ends; the socket is dropped once after `dropAfter` messages. */
-async function playSeat(seat, r, stats, dropAfter) {
-  const sub = await seat.subscribe(0);
-  const feed = [];
-  let acted = -1;
-  let n = 0;
-  try {
-    for (;;) {
-      const msg = await sub.recv(60_000);
-      if (++n === dropAfter) sub.drop(); // a lost connection: the next read resumes by `since`
-      if (msg.type === "feed") feed.push(msg.version);
-      if (msg.type !== "view") continue;
-      let env = msg.view;
-      if (env.status === "finished" || env.status === "abandoned") return { env, feed, reconnects: sub.reconnects };
-      for (let tries = 0; env.status === "active" && env.to_move.includes(seat.seat) && env.version > acted && tries < 20; tries++) {
-        const options = legal(env.view);
-        if (!options.length) break;
-        try {
-          const out = await seat.submit(pick(r, options), { expectedVersion: env.version });
-          stats.accepted++;
-          acted = env.version;
-          assert.ok(out.version > env.version);
-          break;
-        } catch (e) {
-          if (!(e instanceof GatewayError) || ![409, 422].includes(e.status)) throw e;
-          stats.rejected.push(e.code); // another seat moved first (stale_version), or a sample of legal
-          env = await seat.view({ minVersion: e.version ?? env.version }); // read at least the version refused at
-        }
-      }
-    }
-  } finally {
-    sub.close();
-  }
-}
 
 async function allFeed(seat) {
   const out = [];
@@ -96,9 +42,8 @@ async function playGame(gw, title, seed) {
   }
   assert.ok(seats.every((s) => s.key), "every person's seat registered a key");
   await seats[0].start();
-  const stats = { accepted: 0, rejected: [] };
-  const played = await Promise.all(seats.map((s, i) => playSeat(s, rng(seed * 31 + i), stats, 5 + i)));
-  return { g, seats, played, stats };
+  const played = await Promise.all(seats.map((s, i) => playSeat(s, { random: rng(seed * 31 + i), dropAfter: 5 + i })));
+  return { g, seats, played, stats: { accepted: played.reduce((n, p) => n + p.accepted, 0) } };
 }
 
 describe("TypeScript SDK against a real gateway", { concurrency: 2 }, () => {
@@ -132,8 +77,8 @@ describe("TypeScript SDK against a real gateway", { concurrency: 2 }, () => {
 
   it("resumes an explicit reconnect with since: the rest of the feed, once", async () => {
     const g = await gw.create("questeros", 2);
-    const [a] = [await gw.join(g.game_id, { name: "A", seat: 0 }), await gw.join(g.game_id, { seat: 1, bot: "random" })];
-    await a.start();
+    const seats = [await gw.join(g.game_id, { name: "A", seat: 0 }), await gw.join(g.game_id, { name: "B", seat: 1 })];
+    await seats[0].start();
     const first = await gw.spectate(g.game_id, 0);
     const seen = [];
     while (seen.length < 3) {
@@ -142,13 +87,15 @@ describe("TypeScript SDK against a real gateway", { concurrency: 2 }, () => {
     }
     first.close();
     await assert.rejects(first.recv(100), SocketClosed);
-    await a.submit(legal((await a.view({ minVersion: a.version })).view)[0]); // the game moves on while away
-    const second = await gw.spectate(g.game_id, first.lastVersion);
+    const env = await seats[0].view({ minVersion: seats[0].version });
+    const mover = seats[env.to_move[0]];
+    const moved = await mover.submit(legal((await mover.view({ minVersion: env.version })).view)[0]); // the game moves on while away
+    const second = await gw.spectate(g.game_id, first.lastView, { feedSeen: first.lastFeed }); // as a reloaded page would
     let view;
     while (!view) {
       const m = await second.recv(30_000);
       if (m.type === "feed") seen.push(m.version);
-      else if (m.type === "view" && m.version >= a.version) view = m;
+      else if (m.type === "view" && m.version >= moved.version) view = m;
     }
     second.close();
     const http = (await gw.spectatorFeed(g.game_id, { limit: 200 })).map((e) => e.version).filter((v) => v <= view.version);
