@@ -24,6 +24,8 @@ app = typer.Typer(help="Questhall: an event-sourced backend for turn-based table
                   pretty_exceptions_show_locals=False)
 scenario_app = typer.Typer(help="Scenario files: scripted games with expected outcomes.", no_args_is_help=True)
 app.add_typer(scenario_app, name="scenario")
+chat_app = typer.Typer(help="Chat bots: the chat session core on a platform (docs/chat/).", no_args_is_help=True)
+app.add_typer(chat_app, name="chat")
 console = Console(width=max(Console().width, 160))
 err = Console(stderr=True, soft_wrap=True)
 
@@ -220,6 +222,36 @@ def notifier(partitions: Annotated[str, typer.Option(help="Partitions to serve (
         cfg = NotifierConfig(secret=secret.encode())
     _run_log_service("notifier", GROUP, lambda r, s, parts: Notifier(r, s, cfg, partitions=parts, min_idle_ms=min_idle_ms),
                      partitions, health_port)
+
+
+@chat_app.command("irc")
+def chat_irc() -> None:
+    """Run the IRC chat bot (configuration in QUESTHALL_IRC_*, QUESTHALL_CHAT_*, QUESTHALL_GATEWAY_URL,
+    REDIS_URL for its store; docs/chat/irc.md) until SIGTERM/SIGINT."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.frontends.chat.session import ChatConfig
+    from services.frontends.irc import IrcConfig, serve_irc
+
+    try:
+        cfg, chat = IrcConfig.from_env(), ChatConfig.from_env()
+    except ValueError as exc:
+        err.print(str(exc))
+        raise typer.Exit(2) from None
+    if not cfg.channels:
+        err.print("QUESTHALL_IRC_CHANNELS names no channel (e.g. QUESTHALL_IRC_CHANNELS='#games').")
+        raise typer.Exit(2)
+    url = _url()
+    namespace = os.environ.get("QUESTHALL_NAMESPACE", "qh")
+
+    async def main() -> None:
+        r = connect(url, max_connections=16, client_name="chat-irc")
+        try:
+            await serve_irc(cfg, r, namespace=namespace, chat=chat)
+        finally:
+            await r.aclose()
+
+    _run_until_stopped(main)
 
 
 MAX_GAME_WEBHOOKS = 8

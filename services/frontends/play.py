@@ -14,13 +14,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import msgspec
 
 from services.frontends.chat import (
     Action,
     ChatError,
     format_command,
     help_text,
+    hint,
+    legal_moves,
     parse,
     render_event,
     render_view,
@@ -110,15 +111,6 @@ class Terminal:
         if self.env and self.env.get("status") == "active" and self.client.seat in self.env.get("to_move", []):
             self.out(PROMPT)
 
-    def _legal(self) -> list:
-        if not self.env or self.env.get("view") is None:
-            return []
-        view = msgspec.convert(self.env["view"], self.t.view_type)
-        legal = getattr(view, "legal", None)
-        if legal is None:
-            legal = self.t.legal_commands(view, self.client.seat)  # Orion Duel: rules work on a view
-        return list(legal)
-
     def _action(self, name: str, line: str) -> None:
         if name == "help":
             self.out(help_text(self.title))
@@ -130,18 +122,14 @@ class Terminal:
 
                     self.out(render_board(self.env["view"]))
         elif name == "moves":
-            legal = self._legal()
+            legal = legal_moves(self.title, self.env, self.client.seat)
             self.out(f"{len(legal)} moves: " + "; ".join(format_command(self.title, c) for c in legal[:20]) + (" ..." if len(legal) > 20 else ""))
         elif name == "hint":
             if not self.env or self.client.seat not in self.env.get("to_move", []):
                 self.out("hint: (not your move)")
                 return
-            bot = next(iter(self.t.bots.values()))
-            try:
-                cmd = bot(msgspec.convert(self.env["view"], self.t.view_type), self.client.seat, self.rng)
-                self.out(f"hint: {format_command(self.title, cmd)}")
-            except (IndexError, ValueError):
-                self.out("hint: (nothing to do)")
+            cmd = hint(self.title, self.env, self.client.seat, self.rng)
+            self.out(f"hint: {format_command(self.title, cmd)}" if cmd else "hint: (nothing to do)")
         elif name == "start":
             self.out("The game starts when every seat is taken.")
 

@@ -11,9 +11,12 @@ from services.frontends.chat.kit import (
     ChatError,
     format_command,
     help_text,
+    hint,
+    legal_moves,
     parse,
     render_event,
     render_view,
 )
 
-__all__ = ["Action", "ChatError", "format_command", "help_text", "parse", "render_event", "render_view"]
+__all__ = ["Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "parse", "render_event",
+           "render_view"]

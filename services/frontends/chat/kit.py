@@ -7,8 +7,11 @@ Shared words: ``help`` (the title's grammar), ``moves`` (the seat's legal comman
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from schemas.base import Command
 from schemas.envelope import AbandonGame, AgreeToAbandon
@@ -28,7 +31,8 @@ ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
 COMMON_HELP = ("Also: help, moves (your legal moves), hint (a bot's suggestion), view, start, "
                "abandon (in a running game: you forfeit), agree (end with no result once every seat agrees), quit.")
 
-__all__ = ["Action", "ChatError", "format_command", "help_text", "parse", "render_event", "render_view"]
+__all__ = ["Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "parse", "render_event",
+           "render_view"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,38 @@ def format_command(title: str, cmd: Command) -> str:
 def help_text(title: str) -> str:
     """The grammar of ``title`` in a few lines."""
     return _grammar(title).HELP + "\n" + COMMON_HELP
+
+
+def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
+    """The seat's legal commands from its view envelope (JSON dict): the view's ``legal`` list
+    where the title keeps one, else the title's ``legal_commands`` on the view (Orion Duel's
+    rules work on a view). [] before the game starts."""
+    from services.kernel import get_title
+
+    if not env or env.get("view") is None:
+        return []
+    t = get_title(title)
+    view = msgspec.convert(env["view"], t.view_type)
+    legal = getattr(view, "legal", None)
+    if legal is None:
+        legal = t.legal_commands(view, seat)
+    return list(legal)
+
+
+def hint(title: str, env: dict | None, seat: int, rng: random.Random) -> Command | None:
+    """The move of the title's first bot that is not ``random`` for the seat, from its view
+    envelope, or None (nothing to do, or not the seat's move). Source: the titles' bots
+    (services/games/<title>/bots.py)."""
+    from services.kernel import get_title
+
+    if not env or env.get("view") is None or seat not in env.get("to_move", []):
+        return None
+    t = get_title(title)
+    bot = next((b for name, b in t.bots.items() if name != "random"), None) or next(iter(t.bots.values()))
+    try:
+        return bot(msgspec.convert(env["view"], t.view_type), seat, rng)
+    except (IndexError, ValueError):
+        return None
 
 
 def render_view(title: str, env: dict, seat: int | None = None) -> str:

@@ -1,0 +1,170 @@
+"""The IRC adapter against a real ngircd on loopback: whole games of every title through real
+client connections, hands only in private messages, a restart of the chat service mid-game."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+
+from services.adapters.redis_store import connect
+from services.frontends.chat.session import ChatConfig
+from services.frontends.irc import IrcConfig, serve_irc
+from tests.chat.ircd import IrcUser, ngircd_running
+
+pytestmark = pytest.mark.anyio
+
+if not (shutil.which("ngircd") or Path("/usr/sbin/ngircd").exists()):
+    pytest.skip("ngircd is not installed (.ci/run installs Debian's ngircd as root)", allow_module_level=True)
+
+BOT = "qhbot"
+CHANNEL = "#games"
+
+
+@pytest.fixture(scope="module")
+def ircd(tmp_path_factory) -> int:
+    with ngircd_running(tmp_path_factory.mktemp("ngircd")) as port:
+        yield port
+
+
+class ChatService:
+    """The chat service (core + IRC adapter) in this event loop; ``stop()`` cancels it cleanly."""
+
+    def __init__(self, gateway, port: int, namespace: str) -> None:
+        self.config = IrcConfig(server="127.0.0.1", port=port, nick=BOT, channels=(CHANNEL,), rate=200, burst=50,
+                                max_text=200, gateway_url=gateway.url)
+        self.redis_url = gateway.settings.url
+        self.namespace = namespace
+        self.scope: anyio.CancelScope | None = None
+        self.done = anyio.Event()
+
+    async def start(self, tg) -> None:
+        started = anyio.Event()
+
+        async def run() -> None:
+            r = connect(self.redis_url)
+            with anyio.CancelScope() as self.scope:
+                await serve_irc(self.config, r, namespace=self.namespace, started=started,
+                                chat=ChatConfig(seed=5, user_rate=1000, user_burst=1000))
+            await r.aclose()
+            self.done.set()
+
+        self.done = anyio.Event()
+        tg.start_soon(run)
+        await started.wait()
+
+    async def stop(self) -> None:
+        assert self.scope is not None
+        self.scope.cancel()
+        await self.done.wait()
+
+
+def bot_nick(sender: str) -> bool:
+    return sender.startswith(BOT)  # a restarted bot may come back as qhbot_ while its old nick is released
+
+
+async def play_by_hints(user: IrcUser, start: int = 0, *, until: str = "game over", after_move=None) -> int:
+    """Play ``user``'s seat over IRC: on each private "your turn" ask ``hint`` privately and say
+    the hinted move privately. Returns the line index of the room's game-over message.
+    ``after_move(n)`` is awaited once the n-th move was accepted (its private ``ok``)."""
+    i, moves = start, 0
+    while True:
+        i = await user.wait_message(lambda s, t, x: bot_nick(s) and ((t == user.nick and "your turn" in x) or until in x), i)
+        if until in user.text_at(i):
+            return i
+        i += 1
+        await user.say(BOT, "hint")
+        h = await user.wait_message(lambda s, t, x: bot_nick(s) and t == user.nick and "hint:" in x, i)
+        await user.say(BOT, user.text_at(h).split("hint: ", 1)[1])
+        if after_move is not None:
+            ok = await user.wait_message(lambda s, t, x: bot_nick(s) and t == user.nick and ("ok (v" in x or "refused" in x), h)
+            moves += 1
+            await after_move(moves)
+            i = max(i, ok)
+
+
+GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take)
+    "questeros": ("questeros 2", 1),
+    "eros_quest": ("eros_quest", 0),
+    "fate_deck": ("fate_deck 2", 1),
+    "orion_duel": ("orion_duel 2", 1),
+    "quests_over_coffee": ("quests_over_coffee 1", 0),
+    "reventure_orbtale": ("reventure_orbtale 2 chapter_limit=2", 1),
+}
+
+
+@pytest.mark.parametrize("title", sorted(GAMES))
+async def test_a_whole_game_of_every_title_over_irc(gateway, ircd, title: str) -> None:
+    """alice plays her seat by hints over IRC (bots take the others); a spy in the channel sees
+    none of what the bot told alice privately."""
+    ns = "c" + uuid.uuid4().hex[:8]
+    nick = "p" + uuid.uuid4().hex[:6]
+    alice, spy = IrcUser(nick), IrcUser("s" + uuid.uuid4().hex[:6])
+    new, bots = GAMES[title]
+    async with anyio.create_task_group() as tg:
+        svc = ChatService(gateway, ircd, ns)
+        await svc.start(tg)
+        await alice.connect(ircd, CHANNEL)
+        await spy.connect(ircd, CHANNEL)
+        await alice.say(CHANNEL, f"!new {new}")
+        for _ in range(bots):
+            await alice.say(CHANNEL, "!bot")
+        end = await play_by_hints(alice)
+        await svc.stop()
+        await alice.close()
+        await spy.close()
+    assert "game over" in alice.text_at(end)
+    private = [x for _, s, t, x in alice.messages() if s == BOT and t == nick]
+    assert any("your turn" in x for x in private)
+    seen_by_spy = "\n".join(spy.lines)
+    for x in private:
+        if "hint:" in x or "ok (v" in x:
+            continue
+        assert x not in seen_by_spy, x
+
+
+async def test_a_restart_mid_game_loses_and_repeats_nothing(gateway, ircd) -> None:
+    """The chat service is stopped right after a move was accepted (the delivery of its step in
+    flight) and started again; every feed version reaches the channel exactly once, every hand
+    reaches its player exactly once, and no "your turn" comes twice."""
+    from services.sdk import Gateway
+
+    ns = "c" + uuid.uuid4().hex[:8]
+    nick = "r" + uuid.uuid4().hex[:6]
+    alice, spy = IrcUser(nick), IrcUser("s" + uuid.uuid4().hex[:6])
+    restarts = []
+    async with anyio.create_task_group() as tg:
+        svc = ChatService(gateway, ircd, ns)
+        await svc.start(tg)
+        await alice.connect(ircd, CHANNEL)
+        await spy.connect(ircd, CHANNEL)
+
+        async def restart(n: int) -> None:
+            if n in (3, 11):
+                await svc.stop()
+                restarts.append(n)
+                await svc.start(tg)
+
+        await alice.say(CHANNEL, "!new questeros 2")
+        await alice.say(CHANNEL, "!bot")
+        await play_by_hints(alice, after_move=restart)
+        await svc.stop()
+        await alice.close()
+        await spy.close()
+    assert restarts == [3, 11]
+    room = [x for _, s, t, x in spy.messages() if bot_nick(s) and t == CHANNEL]
+    game_id = next(x.split("(game ")[1].split(")")[0] for x in room if "(game " in x)
+    async with Gateway(gateway.url) as gw:
+        feed = await gw.spectator_feed(game_id, limit=1000)
+    steps = [x for x in room if not any(k in x for k in ("your turn in", "you have seat", "Join with"))]
+    said = [int(w[1:]) for x in steps for w in x.split() if w[:1] == "v" and w[1:].isdigit()]
+    assert said == [e["version"] for e in feed]  # each once, in order, none lost
+    private = [x for _, s, t, x in alice.messages() if bot_nick(s) and t == nick]
+    hands = [x for x in private if "your hand:" in x]
+    assert len(hands) == sum(1 for e in feed if e["body"]["type"] == "questeros.hands_dealt") == 7
+    turns = [x.split(" active;")[0] for x in private if "your turn." in x]
+    assert len(turns) == len(set(turns))
+    assert not any(x in "\n".join(spy.lines) for x in hands)
