@@ -508,6 +508,12 @@ def rebuild_cmd(redis: Annotated[str | None, typer.Option("--redis", help="Run a
     console.print(f"Rebuilt the read models of {n} games.")
 
 
+def seat_range(lo: int, hi: int, label: str = "") -> str:
+    """``1 seat``, ``2 seats``, ``2-6 seats``, with the title's label: ``1 seat (solo)``."""
+    n = f"{lo} seat{'s' if lo != 1 else ''}" if lo == hi else f"{lo}-{hi} seats"
+    return f"{n} ({label})" if label else n
+
+
 @app.command()
 def titles() -> None:
     """List the registered titles: seats, options, bots, default move, and the clock and undo
@@ -516,14 +522,16 @@ def titles() -> None:
 
     from schemas.envelope import ClockKind, LifecycleOptions, OnTimeout, UndoPolicy
     from services.kernel import titles as all_titles
+    from services.kernel.registry import best_bot
 
     for name, t in sorted(all_titles().items()):
         opts = msgspec.to_builtins(t.options_type())
-        seats = f"{t.min_seats} seat" if t.min_seats == t.max_seats == 1 else f"{t.min_seats}-{t.max_seats} seats"
-        label = f" ({t.seats_label})" if t.seats_label else ""
-        console.print(f"{name}: {t.display_name}, {seats}{label}, options {opts}")
-        undoable = [c.__struct_config__.tag for c in t.undoable] or ["none"]
-        console.print(f"  bots {sorted(t.bots)}; undoable {undoable}; timeout's default move: {t.default_move_text}", markup=False)
+        console.print(f"{name}: {t.display_name}, {seat_range(t.min_seats, t.max_seats, t.seats_label)}, options {opts}",
+                      markup=False)
+        undoable = ", ".join(str(c.__struct_config__.tag).removeprefix(f"{name}.").split(".")[-1] for c in t.undoable)
+        undo = f"undoable moves: {undoable}" if undoable else "no move can be undone"
+        console.print(f"  bots {', '.join(sorted(t.bots))} (hints: {best_bot(t)}); {undo}; timeout's default move: "
+                      f"{t.default_move_text}", markup=False)
     d = LifecycleOptions()
     console.print(f"every title: clock {'|'.join(get_args(ClockKind))} (move_seconds {d.move_seconds}, bank_seconds "
                   f"{d.bank_seconds}, increment_seconds {d.increment_seconds}; correspondence = 24 h per move), "
