@@ -254,6 +254,38 @@ def chat_irc() -> None:
     _run_until_stopped(main)
 
 
+@chat_app.command("matrix")
+def chat_matrix() -> None:
+    """Run the Matrix chat bot (configuration in QUESTHALL_MATRIX_*, QUESTHALL_CHAT_*, QUESTHALL_GATEWAY_URL,
+    REDIS_URL for its store; docs/chat/matrix.md) until SIGTERM/SIGINT. Unencrypted rooms only."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.frontends.chat.session import ChatConfig
+    from services.frontends.matrix import MatrixLoginError, MatrixSettings, serve_matrix
+
+    try:
+        cfg, chat = MatrixSettings.from_env(), ChatConfig.from_env()
+    except ValueError as exc:
+        err.print(str(exc))
+        raise typer.Exit(2) from None
+    url = _url()
+    namespace = os.environ.get("QUESTHALL_NAMESPACE", "qh")
+    refused: list[str] = []
+
+    async def main() -> None:
+        r = connect(url, max_connections=16, client_name="chat-matrix")
+        try:
+            await serve_matrix(cfg, r, namespace=namespace, chat=chat)
+        except MatrixLoginError as exc:
+            refused.append(str(exc))
+        finally:
+            await r.aclose()
+
+    _run_until_stopped(main)
+    if refused:
+        err.print(refused[0])
+        raise typer.Exit(2)
+
 MAX_GAME_WEBHOOKS = 8
 
 
