@@ -135,5 +135,10 @@ def test_whole_game_in_the_browser(browser, web_gateway, case: Case):
         assert vs == sorted(set(vs)), "a feed line came twice or out of order"
         assert "Game over" in p.text("#feed") and "Game over" in p.text("#result")
     assert watcher.css("#moves button.move") == [] and body(watcher, "seat") == "spectator"
+    # every move offered and every feed line was in the title's own words, not the generic fallback
+    for p in [*players, watcher]:
+        assert p.js("return window.qhGeneric || []") == [], "moves without words"
+        generic = p.js("return [...document.querySelectorAll('#feed li[data-generic]')].map(li => li.dataset.kind)")
+        assert generic == [], f"events without words: {sorted(set(generic))}"
     errors = first.console_errors()
     assert not errors, errors
