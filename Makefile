@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?=
 
-.PHONY: install demo serve test bench faults flood lint schemas scenarios screenshots clean
+.PHONY: install demo serve test bench faults flood lint schemas client-types scenarios screenshots clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,10 @@ lint: install ## ruff
 
 schemas: install ## JSON Schema files and the gateway's openapi.json for client developers in schemas/json/
 	$(BIN)/questhall schemas --out schemas/json
+
+client-types: install ## regenerate clients/typescript/src/api.d.ts (openapi-typescript, from the lock) from the gateway's OpenAPI; needs node and npm
+	$(BIN)/questhall schemas --out schemas/json
+	cd clients/typescript && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run gen
 
 screenshots: install ## play a game of every title in headless Chromium through /play and save each board to docs/screenshots/<title>.png
 	QUESTHALL_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -q -p no:randomly tests/browser/test_play_titles.py $(ARGS)

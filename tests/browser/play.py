@@ -119,6 +119,7 @@ const visible = () => [...document.querySelectorAll("#moves button.move, #board 
       if (orients.length) one(orients, r[1]).click();
     }
     const all = visible();
+    for (const x of all) if (x.dataset.generic) (window.qhGeneric ||= []).push(x.dataset.type);
     const preferred = all.filter((b) => !avoid.includes(b.dataset.type));
     const b = one(preferred.length ? preferred : all, r[2]);
     const before = Number(d.version || 0);

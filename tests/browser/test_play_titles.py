@@ -45,6 +45,9 @@ class Case:
     """Moves of the first player after which the screenshot is taken."""
     avoid_first: tuple[str, ...] = ()
     """Move types the players avoid for their first 8 moves (e.g. ending the session at once)."""
+    own_words: bool = True
+    """The title has a board module of its own: every move and feed line must be in its words
+    (False: generic rendering, boards/generic.js)."""
 
 
 CASES = [
@@ -54,6 +57,7 @@ CASES = [
     Case("eros_quest", 1, 1, shot_at=12),
     Case("fate_deck", 3, 2, bot="random", shot_at=6, avoid_first=("fate_deck.end_session",)),
     Case("reventure_orbtale", 3, 2, {"chapter_limit": 4}, bot="random", shot_at=6),
+    Case("orange_quest", 2, 2, shot_at=10, own_words=False),
 ]
 MAX_MOVES = 2000
 
@@ -135,5 +139,10 @@ def test_whole_game_in_the_browser(browser, web_gateway, case: Case):
         assert vs == sorted(set(vs)), "a feed line came twice or out of order"
         assert "Game over" in p.text("#feed") and "Game over" in p.text("#result")
     assert watcher.css("#moves button.move") == [] and body(watcher, "seat") == "spectator"
+    # every move offered and every feed line was in the title's own words, not the generic fallback
+    for p in [*players, watcher] if case.own_words else []:
+        assert p.js("return window.qhGeneric || []") == [], "moves without words"
+        generic = p.js("return [...document.querySelectorAll('#feed li[data-generic]')].map(li => li.dataset.kind)")
+        assert generic == [], f"events without words: {sorted(set(generic))}"
     errors = first.console_errors()
     assert not errors, errors

@@ -430,14 +430,18 @@ class SeatClient:
 class Subscription:
     """An open WebSocket: iterate for messages (dicts with ``type`` feed/view/outcome/error/pong).
 
-    ``last_version`` is the highest version received: reconnect with ``since=last_version`` and
-    the socket sends the feed entries after it (none lost, none repeated), then the view.
+    ``last_version`` is the highest version received (feed entry or view), ``last_view`` the
+    version of the last view received. Reconnect with ``since=last_view``: the socket sends the
+    feed entries after it, then the current view (drop the feed entries up to ``last_version``
+    you already have). With ``since=last_version`` a view at that version not yet received would
+    never come (the gateway sends views above ``since`` only).
     """
 
     def __init__(self, url: str, token: str | None, since: int) -> None:
         self.url = f"{url}?since={since}"
         self.token = token
         self.last_version = since
+        self.last_view = since
         self.conn: ClientConnection | None = None
         self.on_receipt: Any = None
         """Called with the receipt of every outcome message (the SDK keeps them in its Gateway)."""
@@ -461,6 +465,8 @@ class Subscription:
             self.on_receipt(msg.get("receipt"))
         if msg.get("type") in ("feed", "view"):
             self.last_version = max(self.last_version, msg["version"])
+        if msg.get("type") == "view":
+            self.last_view = max(self.last_view, msg["version"])
         return msg
 
     async def send(self, msg: dict) -> None:

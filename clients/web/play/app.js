@@ -6,7 +6,7 @@
 import { api, ApiError, commandId, GameSocket } from "./api.js";
 import { fill, h } from "./dom.js";
 import * as store from "./store.js";
-import { commandText, eventText } from "./words.js";
+import { commandWords, eventWords } from "./words.js";
 import * as generic from "./boards/generic.js";
 
 const BOARDS = new Set(["orion_duel", "questeros", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale"]);
@@ -61,9 +61,9 @@ function setConn(state, detail) {
 // ---------------------------------------------------------------------------------------------
 // Lobby
 
-function optionsForm(detail) {
-  // A form from the title's options JSON Schema: booleans, enums, integers; the rest keep defaults.
-  const schema = detail.options_schema || {};
+function optionsForm(schema) {
+  // A form from an options JSON Schema: booleans, enums, integers; the rest keep their defaults.
+  schema = schema || {};
   const root = schema.$ref ? schema.$defs?.[schema.$ref.split("/").pop()] : schema;
   const rows = [];
   const readers = [];
@@ -108,8 +108,11 @@ async function createPanel() {
     seats.min = t.min_seats;
     seats.max = t.max_seats;
     seats.value = Math.min(Math.max(Number(seats.value) || t.min_seats, t.min_seats), t.max_seats);
-    form = optionsForm(await titleDetail(t.name));
-    fill(optBox, form.el);
+    const d = await titleDetail(t.name);
+    const own = optionsForm(d.options_schema);
+    const life = optionsForm(d.lifecycle_options_schema);
+    form = { read: () => ({ ...own.read(), ...life.read() }) };
+    fill(optBox, own.el, h("details", { id: "clock-options" }, h("summary", {}, "Clock, timeouts and undo"), life.el));
   }
   titleSel.addEventListener("change", onTitle);
   await onTitle();
@@ -286,6 +289,7 @@ class GamePage {
   }
 
   close() {
+    clearTimeout(this.ticker);
     if (this.socket) this.socket.close();
     this.socket = null;
   }
@@ -307,9 +311,9 @@ class GamePage {
   onFeed(v, entry) {
     if (v <= this.rec.version) return;
     this.rec.version = v;
-    const text = eventText(entry.body, this.ctx());
+    const [text, known] = eventWords(entry.body, this.ctx());
     if (text) {
-      const line = { version: v, text, kind: entry.body.type };
+      const line = { version: v, text, kind: entry.body.type, generic: !known };
       this.rec.feed.push(line);
       if (this.rec.feed.length > FEED_SHOWN) this.rec.feed.splice(0, this.rec.feed.length - FEED_SHOWN);
       this.addLine(line, true);
@@ -319,7 +323,7 @@ class GamePage {
   }
 
   addLine(line, live) {
-    const li = h("li", { dataset: { version: line.version, kind: line.kind } }, h("span", { class: "v" }, `v${line.version}`), " ", line.text);
+    const li = h("li", { dataset: { version: line.version, kind: line.kind, ...(line.generic ? { generic: "yes" } : {}) } }, h("span", { class: "v" }, `v${line.version}`), " ", line.text);
     this.el.feed.append(li);
     while (this.el.feed.children.length > FEED_SHOWN) this.el.feed.firstElementChild.remove();
     if (live) li.scrollIntoView({ block: "nearest" });
@@ -390,20 +394,43 @@ class GamePage {
     const who = this.seat === null ? h("span", { id: "role" }, "You are watching.") : h("span", { id: "role" }, `You play seat ${this.seat} as ${this.rec.name}.`);
     const result = env?.result ? h("p", { id: "result", class: "result" }, `Game over: ${env.result.summary || "finished"}`) : null;
     const abandoned = status === "abandoned" ? h("p", { id: "result", class: "result" }, "The game ended with no result.") : null;
-    const turn = status === "active" ? h("p", { id: "turn" }, c.myTurn ? "Your move." : `Waiting for ${(env.to_move || []).map((s) => c.seats[s]?.name || `seat ${s}`).join(", ") || "the game"}.`) : null;
+    const turn = status === "active" ? h("p", { id: "turn" }, c.myTurn ? "Your move." : `Waiting for ${(env.to_move || []).map((s) => c.seats[s]?.name || `seat ${s}`).join(", ") || "the game"}.`,
+      (env.deadlines || []).map((d) => h("span", { class: "deadline", dataset: { at: d.at, seat: d.seat } }, ""))) : null;
     fill(this.el.head, h("div", { class: "head-line" }, who, " ", h("span", { id: "status", class: "status-" + status }, status), " ",
       h("span", { class: "muted" }, `version ${env?.version ?? 0}`), " ",
       h("a", { href: `#/g/${this.gameId}`, id: "share", title: "share this link: others open it to join or watch" }, "link")),
       h("ul", { class: "seats" }, seats), turn, result, abandoned);
+    this.tick();
+  }
+
+  tick() {
+    // the deadlines of the seats the game waits for, counted down every second (one timer a page)
+    const spans = this.el.head.querySelectorAll(".deadline");
+    const c = this.ctx();
+    for (const sp of spans) {
+      const left = Math.max(0, Math.round((Number(sp.dataset.at) - Date.now()) / 1000));
+      const who = Number(sp.dataset.seat) === this.seat ? "you have" : `${c.seats[Number(sp.dataset.seat)]?.name || "seat " + sp.dataset.seat} has`;
+      sp.textContent = ` ${who} ${left >= 3600 ? Math.floor(left / 3600) + " h " : ""}${Math.floor((left % 3600) / 60)} min ${left % 60} s left.`;
+    }
+    clearTimeout(this.ticker);
+    if (spans.length) this.ticker = setTimeout(() => this.tick(), 1000);
   }
 
   renderLobby(c, status) {
     const box = this.el.lobby;
     if (status !== "lobby") {
-      const forfeit = this.seat !== null && status === "active"
-        ? h("button", { type: "button", id: "forfeit", class: "quiet", on: { click: () => { if (confirm("Forfeit this game?")) this.send({ type: "abandon" }); } } }, "Forfeit")
+      // the lifecycle's own commands (docs/gateway.md "Abandon", "Undo"), for a seat in a running game
+      if (this.seat === null || status !== "active") { fill(box); return; }
+      const env = this.env;
+      const u = env?.undo;
+      const btn = (id, label, cmd, ask) => h("button", { type: "button", id, class: "quiet", disabled: c.busy, on: { click: () => { if (!ask || confirm(ask)) this.send(cmd); } } }, label);
+      const undo = u && !u.requested && u.undoable && u.seat === this.seat ? btn("undo", "Take back my move", { type: "undo" }) : null;
+      const answer = u && u.requested && u.seat !== this.seat && !(u.accepted || []).includes(this.seat)
+        ? [h("span", {}, `${c.seats[u.seat]?.name || "seat " + u.seat} asks to take back the last move: `), btn("undo-yes", "Accept", { type: "answer_undo", accept: true }), " ", btn("undo-no", "Refuse", { type: "answer_undo", accept: false })]
         : null;
-      fill(box, forfeit);
+      fill(box, h("div", { class: "lifecycle" }, undo, " ", answer, " ",
+        btn("agree", "Offer to end with no result", { type: "agree_abandon" }, "End the game with no result once every seat agrees?"), " ",
+        btn("forfeit", "Forfeit", { type: "abandon" }, "Forfeit this game?")));
       return;
     }
     const open = c.seats.filter((s) => s.name === null || s.name === undefined).map((s) => s.seat);
@@ -448,10 +475,13 @@ class GamePage {
       return;
     }
     const own = this.board.moves ? this.board.moves(c) : null;
-    const buttons = legal.map((cmd, i) => h("button", {
-      type: "button", class: "move", disabled: c.busy, dataset: { index: i, type: cmd.type },
-      on: { click: () => this.send(cmd) },
-    }, commandText(cmd, c)));
+    const buttons = legal.map((cmd, i) => {
+      const [words, known] = commandWords(cmd, c);
+      return h("button", {
+        type: "button", class: "move", disabled: c.busy, dataset: { index: i, type: cmd.type, ...(known ? {} : { generic: "yes" }) },
+        on: { click: () => this.send(cmd) },
+      }, words);
+    });
     fill(box, h("h2", {}, c.myTurn ? "Your moves" : "Moves"), own,
       buttons.length ? h("div", { class: "move-list", id: "move-list" }, buttons) : own ? null : h("p", { class: "muted" }, c.myTurn ? "" : "Not your turn."));
   }

@@ -54,16 +54,26 @@ const LIFECYCLE = {
 
 /** One feed entry's body in words, or null for bookkeeping events not worth a line. */
 export function eventText(body, ctx) {
+  return eventWords(body, ctx)[0];
+}
+
+/** [words or null, false when only the generic fallback knew the event]. */
+export function eventWords(body, ctx) {
   const f = LIFECYCLE[body.type];
-  if (f) return f(body, ctx);
+  if (f) return [f(body, ctx), true];
   const own = ctx.board?.eventText?.(body, ctx);
-  if (own !== undefined) return own;
-  return generic(body, ctx);
+  if (own !== undefined) return [own, true];
+  return [generic(body, ctx), false];
 }
 
 /** A legal command in words (the label of its button). */
 export function commandText(cmd, ctx) {
+  return commandWords(cmd, ctx)[0];
+}
+
+/** [words, false when only the generic fallback knew the command]. */
+export function commandWords(cmd, ctx) {
   const own = ctx.board?.commandText?.(cmd, ctx);
-  if (own !== undefined && own !== null) return own;
-  return generic(cmd, ctx);
+  if (own !== undefined && own !== null) return [own, true];
+  return [generic(cmd, ctx), false];
 }

@@ -177,3 +177,9 @@ export function render(ctx) {
   return h("div", { class: "orion" }, h("p", {}, `Phase: ${phase}${v.turn !== null ? ` · to place: ${seatName(ctx, v.turn)} (${COLOURS[v.turn]})` : ""}${match}`),
     end, picker, svg, hand(0), hand(1));
 }
+
+/** The moves panel's note on your turn (the moves themselves are on the board). */
+export function moves(ctx) {
+  if (!ctx.myTurn || !(ctx.view.placements || []).length) return null;
+  return h("p", { class: "muted", id: "place-hint" }, "Pick a tile and an orientation above the board, then click a green hex: the tile's first hex goes there (hover to see it).");
+}

@@ -59,6 +59,8 @@ export function eventText(b, ctx) {
     case "reventure_orbtale.chapter_rule_applied": return b.seats.length ? `The chapter rule hits ${b.seats.map(who).join(", ")}.` : "The chapter rule hits nobody.";
     case "reventure_orbtale.chapter_ended": return `Chapter ${b.chapter} ends; ${who(b.token)} holds the turn token.`;
     case "reventure_orbtale.chapter_decks_shuffled": return null;
+    case "reventure_orbtale.deck_reshuffled": return `The discard pile is shuffled into a new deck (${b.count} treasures).`;
+    case "reventure_orbtale.skills_attached": return `The ${n(b.hero)} takes the skills ${b.skills.join(", ")}.`;
     case "reventure_orbtale.chosen": return b.choice ? `You choose in secret: ${commandText(b.choice, ctx)}.` : `${who(b.seat)} has chosen.`;
     case "reventure_orbtale.revealed": {
       const shown = (b.choices || []).filter((x) => x.choice && x.choice.type !== "reventure_orbtale.organize").map((x) => `${who(x.seat)}: ${commandText(x.choice, ctx)}`);

@@ -174,6 +174,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A finished or abandoned game's spectator view after each version (replay) */
+        get: operations["V1GamesGameIdReplayPublicGameReplay"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games/{game_id}/result": {
         parameters: {
             query?: never;
@@ -253,6 +270,23 @@ export interface paths {
         get: operations["V1GamesGameIdSeatsViewSeatView"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/{game_id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start the game as its owner (the owner_token of its create; e.g. a game of bot seats only) */
+        post: operations["V1GamesGameIdStartStartGameAsOwner"];
         delete?: never;
         options?: never;
         head?: never;
@@ -406,9 +440,9 @@ export interface components {
             receipt?: components["schemas"]["Receipt"] | null;
             version: number;
         };
-        /** CommandRequest[UnionType[Develop, Purchase, Choose, Forget, Learn, Encounter, Recover, Rest, TakeHit, Attack, Support, Award, Reveal, Roll, Read, HandIn, EndSession, PlaceToken, ChooseStarter, PlaceTile, Bid, PlayCard, LookAtHand, KeepItem, ChooseQuest, PayForHelp, Roll, ChooseDice, Reroll, UseItem, GiveItem, SwapItem, Accept, ChooseShopOrder, Buy, Trade, SwapEnvironment, LeaveShop, PickHero, Organize, Attack, Skip, PlayCard, LeaveSeat, StartGame, AbandonGame, AgreeToAbandon, RequestUndo, AnswerUndo]] */
+        /** CommandRequest[UnionType[Develop, Purchase, Choose, Forget, Learn, Encounter, Recover, Rest, TakeHit, Attack, Support, Award, Reveal, Roll, Read, HandIn, EndSession, Play, Pass, Convert, UseAbility, UseEquipment, Challenge, Distribute, Propose, Accept, GiveCard, PutIn, Throw, Pick, PlaceToken, ChooseStarter, PlaceTile, Bid, PlayCard, LookAtHand, KeepItem, ChooseQuest, PayForHelp, Roll, ChooseDice, Reroll, UseItem, GiveItem, SwapItem, Accept, ChooseShopOrder, Buy, Trade, SwapEnvironment, LeaveShop, PickHero, Organize, Attack, Skip, PlayCard, LeaveSeat, StartGame, AbandonGame, AgreeToAbandon, RequestUndo, AnswerUndo]] */
         CommandRequest: {
-            command: components["schemas"]["ErosQuestDevelop"] | components["schemas"]["ErosQuestPurchase"] | components["schemas"]["ErosQuestChoose"] | components["schemas"]["ErosQuestForget"] | components["schemas"]["ErosQuestLearn"] | components["schemas"]["ErosQuestEncounter"] | components["schemas"]["ErosQuestRecover"] | components["schemas"]["ErosQuestRest"] | components["schemas"]["ErosQuestTakeHit"] | components["schemas"]["ErosQuestAttack"] | components["schemas"]["ErosQuestSupport"] | components["schemas"]["FateDeckAward"] | components["schemas"]["FateDeckReveal"] | components["schemas"]["FateDeckRoll"] | components["schemas"]["FateDeckRead"] | components["schemas"]["FateDeckHandIn"] | components["schemas"]["FateDeckEndSession"] | components["schemas"]["OrionDuelPlaceToken"] | components["schemas"]["OrionDuelChooseStarter"] | components["schemas"]["OrionDuelPlaceTile"] | components["schemas"]["QuesterosBid"] | components["schemas"]["QuesterosPlayCard"] | components["schemas"]["QuesterosLookAtHand"] | components["schemas"]["QuestsOverCoffeeKeepItem"] | components["schemas"]["QuestsOverCoffeeChooseQuest"] | components["schemas"]["QuestsOverCoffeePayForHelp"] | components["schemas"]["QuestsOverCoffeeRoll"] | components["schemas"]["QuestsOverCoffeeChooseDice"] | components["schemas"]["QuestsOverCoffeeReroll"] | components["schemas"]["QuestsOverCoffeeUseItem"] | components["schemas"]["QuestsOverCoffeeGiveItem"] | components["schemas"]["QuestsOverCoffeeSwapItem"] | components["schemas"]["QuestsOverCoffeeAccept"] | components["schemas"]["QuestsOverCoffeeChooseShopOrder"] | components["schemas"]["QuestsOverCoffeeBuy"] | components["schemas"]["QuestsOverCoffeeTrade"] | components["schemas"]["QuestsOverCoffeeSwapEnvironment"] | components["schemas"]["QuestsOverCoffeeLeaveShop"] | components["schemas"]["ReventureOrbtalePickHero"] | components["schemas"]["ReventureOrbtaleOrganize"] | components["schemas"]["ReventureOrbtaleAttack"] | components["schemas"]["ReventureOrbtaleSkip"] | components["schemas"]["ReventureOrbtalePlayCard"] | components["schemas"]["LeaveSeat"] | components["schemas"]["StartGame"] | components["schemas"]["AbandonGame"] | components["schemas"]["AgreeToAbandon"] | components["schemas"]["RequestUndo"] | components["schemas"]["AnswerUndo"];
+            command: components["schemas"]["ErosQuestDevelop"] | components["schemas"]["ErosQuestPurchase"] | components["schemas"]["ErosQuestChoose"] | components["schemas"]["ErosQuestForget"] | components["schemas"]["ErosQuestLearn"] | components["schemas"]["ErosQuestEncounter"] | components["schemas"]["ErosQuestRecover"] | components["schemas"]["ErosQuestRest"] | components["schemas"]["ErosQuestTakeHit"] | components["schemas"]["ErosQuestAttack"] | components["schemas"]["ErosQuestSupport"] | components["schemas"]["FateDeckAward"] | components["schemas"]["FateDeckReveal"] | components["schemas"]["FateDeckRoll"] | components["schemas"]["FateDeckRead"] | components["schemas"]["FateDeckHandIn"] | components["schemas"]["FateDeckEndSession"] | components["schemas"]["OrangeQuestPlay"] | components["schemas"]["OrangeQuestPass"] | components["schemas"]["OrangeQuestConvert"] | components["schemas"]["OrangeQuestUseAbility"] | components["schemas"]["OrangeQuestUseEquipment"] | components["schemas"]["OrangeQuestChallenge"] | components["schemas"]["OrangeQuestDistribute"] | components["schemas"]["OrangeQuestPropose"] | components["schemas"]["OrangeQuestAccept"] | components["schemas"]["OrangeQuestGiveCard"] | components["schemas"]["OrangeQuestPutIn"] | components["schemas"]["OrangeQuestThrow"] | components["schemas"]["OrangeQuestPick"] | components["schemas"]["OrionDuelPlaceToken"] | components["schemas"]["OrionDuelChooseStarter"] | components["schemas"]["OrionDuelPlaceTile"] | components["schemas"]["QuesterosBid"] | components["schemas"]["QuesterosPlayCard"] | components["schemas"]["QuesterosLookAtHand"] | components["schemas"]["QuestsOverCoffeeKeepItem"] | components["schemas"]["QuestsOverCoffeeChooseQuest"] | components["schemas"]["QuestsOverCoffeePayForHelp"] | components["schemas"]["QuestsOverCoffeeRoll"] | components["schemas"]["QuestsOverCoffeeChooseDice"] | components["schemas"]["QuestsOverCoffeeReroll"] | components["schemas"]["QuestsOverCoffeeUseItem"] | components["schemas"]["QuestsOverCoffeeGiveItem"] | components["schemas"]["QuestsOverCoffeeSwapItem"] | components["schemas"]["QuestsOverCoffeeAccept"] | components["schemas"]["QuestsOverCoffeeChooseShopOrder"] | components["schemas"]["QuestsOverCoffeeBuy"] | components["schemas"]["QuestsOverCoffeeTrade"] | components["schemas"]["QuestsOverCoffeeSwapEnvironment"] | components["schemas"]["QuestsOverCoffeeLeaveShop"] | components["schemas"]["ReventureOrbtalePickHero"] | components["schemas"]["ReventureOrbtaleOrganize"] | components["schemas"]["ReventureOrbtaleAttack"] | components["schemas"]["ReventureOrbtaleSkip"] | components["schemas"]["ReventureOrbtalePlayCard"] | components["schemas"]["LeaveSeat"] | components["schemas"]["StartGame"] | components["schemas"]["AbandonGame"] | components["schemas"]["AgreeToAbandon"] | components["schemas"]["RequestUndo"] | components["schemas"]["AnswerUndo"];
             command_id?: string | null;
             expected_version?: number | null;
             signature?: string | null;
@@ -427,6 +461,8 @@ export interface components {
         /** Deadline */
         Deadline: {
             at: number;
+            /** @default  */
+            key: string;
             seat: number;
             set_at: number;
             since: number;
@@ -819,7 +855,7 @@ export interface components {
              * @description Stable error code (docs/gateway.md "Errors"; rule rejections: docs/games/*.md).
              * @enum {string}
              */
-            code: "action_done_this_turn" | "admin_disabled" | "admin_token_invalid" | "already_agreed" | "already_answered" | "already_kept" | "already_revealed" | "already_rolled" | "bad_amount" | "bad_bonus_card" | "bad_bottom_order" | "bad_choice" | "bad_client_seed" | "bad_command" | "bad_command_id" | "bad_dice" | "bad_die" | "bad_game_id" | "bad_mentor_target" | "bad_message" | "bad_name" | "bad_options" | "bad_payer" | "bad_public_key" | "bad_range" | "bad_reading_size" | "bad_reason" | "bad_recover_target" | "bad_request" | "bad_rotation" | "bad_seat" | "bad_seats" | "bad_signature" | "bad_split" | "bad_status" | "bad_target" | "bid_out_of_range" | "black_hole_near_galaxy" | "black_hole_too_close" | "body_too_large" | "busy" | "cannot_attack_with" | "cannot_develop_cups" | "cannot_take_hit" | "card_already_played" | "card_not_acquired" | "card_not_in_hand" | "cell_taken" | "chance_unhonoured" | "combat_under_way" | "command_id_reused" | "companion_already" | "companions_off" | "coop_only" | "deck_empty" | "dice_already_chosen" | "dice_not_chosen" | "duplicate_card" | "empty_hand" | "environment_already_swapped" | "environments_off" | "forbidden" | "galaxy_too_close" | "game_exists" | "game_not_found" | "game_not_over" | "game_not_started" | "game_over" | "gm_only" | "god_cannot_be_bought" | "hand_full" | "handling_failed" | "help_limit_reached" | "hero_not_offered" | "internal_error" | "invalid_request" | "item_limit" | "look_pending" | "lost" | "mentor_choice_pending" | "method_not_allowed" | "must_follow_preferred_class" | "no_active_quest" | "no_allies_here" | "no_choice_open" | "no_companion_left" | "no_environment_left" | "no_fate_card" | "no_luck_left" | "no_mentor_choice" | "no_open_seat" | "no_result" | "no_such_game" | "no_such_item" | "no_such_player" | "no_such_quest" | "no_such_slot" | "no_trade_spot" | "no_undo_request" | "not_a_court_card" | "not_a_response_item" | "not_an_ally" | "not_bidding_phase" | "not_choosing" | "not_combat_phase" | "not_enough_money" | "not_enough_xp" | "not_found" | "not_in_inventory" | "not_in_lobby" | "not_in_reserve" | "not_looked_at" | "not_next_in_sequence" | "not_now" | "not_offered" | "not_operator" | "not_playing_phase" | "not_projected" | "not_rolled_yet" | "not_seated" | "not_the_bonus_card" | "not_undoable" | "not_your_command" | "not_your_turn" | "nothing_to_forget" | "nothing_to_undo" | "off_board" | "orb_not_needed" | "orb_not_usable" | "out_of_time" | "outcome_timeout" | "overloaded" | "own_undo_request" | "payment_not_needed" | "players_only" | "quest_in_progress" | "rate_limited" | "read_only" | "recover_too_weak" | "requirement_not_met" | "seat_key_required" | "seat_open" | "seat_out_of_range" | "seat_taken" | "seats_open" | "session_full" | "setup_dead_end" | "setup_not_done" | "shop_order_chosen" | "shop_order_not_chosen" | "signature_required" | "slot_empty" | "slot_is_trade" | "stale_version" | "system_command" | "tile_already_used" | "token_cover_without_chain" | "token_expired" | "token_invalid" | "token_missing" | "token_revoked" | "token_wrong_game" | "token_wrong_seat" | "too_many_cards" | "trade_used" | "unauthorized" | "unavailable" | "undo_after_chance" | "undo_after_secret" | "undo_off" | "undo_pending" | "unknown_bot" | "unknown_card" | "unknown_command" | "unknown_tile" | "unknown_title" | "unsupported_media_type" | "view_not_ready" | "wrong_choice" | "wrong_phase" | "wrong_title";
+            code: "ability_used" | "action_done_this_turn" | "admin_disabled" | "admin_token_invalid" | "already_accepted" | "already_agreed" | "already_answered" | "already_attacked" | "already_kept" | "already_passed" | "already_revealed" | "already_rolled" | "automatic_ability" | "bad_amount" | "bad_bonus_card" | "bad_bottom_order" | "bad_choice" | "bad_client_seed" | "bad_command" | "bad_command_id" | "bad_conversion" | "bad_dice" | "bad_die" | "bad_distribution" | "bad_game_id" | "bad_mentor_target" | "bad_message" | "bad_name" | "bad_options" | "bad_payer" | "bad_public_key" | "bad_put_in" | "bad_range" | "bad_reading_size" | "bad_reason" | "bad_recover_target" | "bad_request" | "bad_rotation" | "bad_seat" | "bad_seats" | "bad_signature" | "bad_split" | "bad_status" | "bad_target" | "bid_out_of_range" | "black_hole_near_galaxy" | "black_hole_too_close" | "body_too_large" | "breakage" | "busy" | "cannot_attack_with" | "cannot_develop_cups" | "cannot_take_hit" | "card_already_played" | "card_not_acquired" | "card_not_in_hand" | "cell_taken" | "chance_unhonoured" | "combat_under_way" | "command_id_reused" | "companion_already" | "companions_off" | "coop_only" | "deck_empty" | "dice_already_chosen" | "dice_not_chosen" | "duel_already_started" | "duplicate_card" | "empty_deck" | "empty_hand" | "environment_already_swapped" | "environments_off" | "equipment_used" | "forbidden" | "galaxy_too_close" | "game_exists" | "game_not_found" | "game_not_over" | "game_not_started" | "game_over" | "gm_only" | "god_cannot_be_bought" | "hand_full" | "handling_failed" | "help_limit_reached" | "hero_not_offered" | "internal_error" | "invalid_request" | "item_limit" | "look_pending" | "lost" | "mentor_choice_pending" | "method_not_allowed" | "must_convert" | "must_follow_preferred_class" | "name_a_card" | "no_active_quest" | "no_allies_here" | "no_choice_open" | "no_companion_left" | "no_damage_card" | "no_damage_to_reduce" | "no_environment_left" | "no_fate_card" | "no_luck_left" | "no_mentor_choice" | "no_open_seat" | "no_proposal" | "no_result" | "no_such_game" | "no_such_item" | "no_such_player" | "no_such_quest" | "no_such_slot" | "no_target" | "no_trade_spot" | "no_undo_request" | "not_a_court_card" | "not_a_response_item" | "not_an_ally" | "not_bidding_phase" | "not_choosing" | "not_combat_phase" | "not_distributing" | "not_enough_money" | "not_enough_xp" | "not_equipped" | "not_found" | "not_in_inventory" | "not_in_lobby" | "not_in_pool" | "not_in_reserve" | "not_looked_at" | "not_next_in_sequence" | "not_now" | "not_offered" | "not_operator" | "not_over_limit" | "not_owner" | "not_playing_phase" | "not_projected" | "not_responding" | "not_rolled_yet" | "not_seated" | "not_sharing" | "not_the_bonus_card" | "not_undoable" | "not_your_command" | "not_your_turn" | "nothing_to_block" | "nothing_to_forget" | "nothing_to_pass" | "nothing_to_undo" | "off_board" | "orb_not_needed" | "orb_not_usable" | "out_of_time" | "outcome_timeout" | "overloaded" | "own_card" | "own_undo_request" | "payment_not_needed" | "players_only" | "powerlessness" | "quest_in_progress" | "rate_limited" | "read_only" | "recover_too_weak" | "requirement_not_met" | "sacred_place" | "seat_key_required" | "seat_open" | "seat_out_of_range" | "seat_taken" | "seats_open" | "secret_choice_open" | "session_full" | "setup_dead_end" | "setup_not_done" | "shop_order_chosen" | "shop_order_not_chosen" | "signature_required" | "slot_empty" | "slot_is_trade" | "stale_version" | "system_command" | "tile_already_used" | "token_cover_without_chain" | "token_expired" | "token_invalid" | "token_missing" | "token_revoked" | "token_wrong_game" | "token_wrong_seat" | "too_many_cards" | "trade_used" | "unauthorized" | "unavailable" | "undo_after_chance" | "undo_after_secret" | "undo_off" | "undo_pending" | "unknown_bot" | "unknown_card" | "unknown_command" | "unknown_tile" | "unknown_title" | "unsupported_media_type" | "view_not_ready" | "window_open" | "wrong_choice" | "wrong_phase" | "wrong_title";
             command_id?: string | null;
             message: string;
             receipt?: components["schemas"]["Receipt"] | null;
@@ -1019,9 +1055,9 @@ export interface components {
             role: "gm" | "player" | "spectator";
             rolls: components["schemas"]["FateDeckRollView"][];
         };
-        /** FeedEntry[UnionType[GameCreated, SeatJoined, SeatLeft, GameStarted, GameAbandoned, GameFinished, SeedRevealed, ClockUpdated, TimedOut, SeatAbsent, SeatBotted, UndoPoint, UndoRequested, UndoAccepted, UndoRefused, Undone, AbandonAgreed, SeatForfeited, AdventureSetUp, CardDeveloped, OrbUsed, CardsLooked, CardChosen, CardsForgotten, CardsDrawn, EncounterFaced, AllyPlaced, CardsRecalled, CardsRecovered, DiscardReturned, CardDestroyed, CardRecovered, CombatStarted, HitTaken, Attacked, EncounterCompleted, Rested, QuestEnded, SessionOpened, FateAssigned, CardAwarded, FateRevealed, DieRolled, CardsHandedIn, ReadingDrawn, SessionEnded, RolesAssigned, TokensPlaced, TokenPlaced, StarterChosen, TilePlaced, PlayerBlocked, GameDecided, NextGame, MatchDecided, DealerChosen, EpicAdded, HandsDealt, BidMade, CardPlayed, HandLookedAt, QuestWon, RoundScored, SetUp, ItemKept, LeaderRolled, QuestChosen, HelpPaid, Rolled, DiceChosen, Rerolled, ItemUsed, ItemGiven, ItemSwapped, QuestResolved, ShopOpened, ShopOrderChosen, ItemBought, ItemTraded, EnvironmentSwapped, ShopLeft, ShopClosed, GameSetUp, Chosen, Revealed, ChapterDecksShuffled, ChapterStarted, CardsDrawn, DeckReshuffled, CardsDiscarded, AttackDeclared, AttackSkipped, RoundResolved, DamageDealt, Healed, CardsStolen, HeroesSwapped, SkillsAttached, CombatEnded, HeroEliminated, ReincarnationPending, HeroReincarnated, ChapterRuleApplied, ChapterEnded, GameWon]] */
+        /** FeedEntry[UnionType[GameCreated, SeatJoined, SeatLeft, GameStarted, GameAbandoned, GameFinished, SeedRevealed, ClockUpdated, TimedOut, SeatAbsent, SeatBotted, UndoPoint, UndoRequested, UndoAccepted, UndoRefused, Undone, AbandonAgreed, SeatForfeited, AdventureSetUp, CardDeveloped, OrbUsed, CardsLooked, CardChosen, CardsForgotten, CardsDrawn, EncounterFaced, AllyPlaced, CardsRecalled, CardsRecovered, DiscardReturned, CardDestroyed, CardRecovered, CombatStarted, HitTaken, Attacked, EncounterCompleted, Rested, QuestEnded, SessionOpened, FateAssigned, CardAwarded, FateRevealed, DieRolled, CardsHandedIn, ReadingDrawn, SessionEnded, GameSetUp, Moved, Reshuffled, CoinFlipped, DayStarted, LocationRevealed, SignpostApplied, Stage, HeroTurned, AbilityUsed, EquipmentUsed, CardPlayed, Passed, ChainResolved, Modified, CurseTriggered, CandiesKept, BossRevealed, FightEnded, TrophyTaken, SharingStarted, OthersReward, TreasureStarted, Proposed, ProposalAccepted, AgreementFailed, Chosen, Revealed, PartyStarted, TurnStarted, DuelStarted, DuelEnded, PartyEnded, GameEnded, RolesAssigned, TokensPlaced, TokenPlaced, StarterChosen, TilePlaced, PlayerBlocked, GameDecided, NextGame, MatchDecided, DealerChosen, EpicAdded, HandsDealt, BidMade, CardPlayed, HandLookedAt, QuestWon, RoundScored, SetUp, ItemKept, LeaderRolled, QuestChosen, HelpPaid, Rolled, DiceChosen, Rerolled, ItemUsed, ItemGiven, ItemSwapped, QuestResolved, ShopOpened, ShopOrderChosen, ItemBought, ItemTraded, EnvironmentSwapped, ShopLeft, ShopClosed, GameSetUp, Chosen, Revealed, ChapterDecksShuffled, ChapterStarted, CardsDrawn, DeckReshuffled, CardsDiscarded, AttackDeclared, AttackSkipped, RoundResolved, DamageDealt, Healed, CardsStolen, HeroesSwapped, SkillsAttached, CombatEnded, HeroEliminated, ReincarnationPending, HeroReincarnated, ChapterRuleApplied, ChapterEnded, GameWon]] */
         FeedEntry: {
-            body: components["schemas"]["GameCreated"] | components["schemas"]["SeatJoined"] | components["schemas"]["SeatLeft"] | components["schemas"]["GameStarted"] | components["schemas"]["GameAbandoned"] | components["schemas"]["GameFinished"] | components["schemas"]["SeedRevealed"] | components["schemas"]["ClockUpdated"] | components["schemas"]["TimedOut"] | components["schemas"]["SeatAbsent"] | components["schemas"]["SeatBotted"] | components["schemas"]["UndoPoint"] | components["schemas"]["UndoRequested"] | components["schemas"]["UndoAccepted"] | components["schemas"]["UndoRefused"] | components["schemas"]["Undone"] | components["schemas"]["AbandonAgreed"] | components["schemas"]["SeatForfeited"] | components["schemas"]["ErosQuestAdventureSetUp"] | components["schemas"]["ErosQuestCardDeveloped"] | components["schemas"]["ErosQuestOrbUsed"] | components["schemas"]["ErosQuestCardsLooked"] | components["schemas"]["ErosQuestCardChosen"] | components["schemas"]["ErosQuestCardsForgotten"] | components["schemas"]["ErosQuestCardsDrawn"] | components["schemas"]["ErosQuestEncounterFaced"] | components["schemas"]["ErosQuestAllyPlaced"] | components["schemas"]["ErosQuestCardsRecalled"] | components["schemas"]["ErosQuestCardsRecovered"] | components["schemas"]["ErosQuestDiscardReturned"] | components["schemas"]["ErosQuestCardDestroyed"] | components["schemas"]["ErosQuestCardRecovered"] | components["schemas"]["ErosQuestCombatStarted"] | components["schemas"]["ErosQuestHitTaken"] | components["schemas"]["ErosQuestAttacked"] | components["schemas"]["ErosQuestEncounterCompleted"] | components["schemas"]["ErosQuestRested"] | components["schemas"]["ErosQuestQuestEnded"] | components["schemas"]["FateDeckSessionOpened"] | components["schemas"]["FateDeckFateAssigned"] | components["schemas"]["FateDeckCardAwarded"] | components["schemas"]["FateDeckFateRevealed"] | components["schemas"]["FateDeckDieRolled"] | components["schemas"]["FateDeckCardsHandedIn"] | components["schemas"]["FateDeckReadingDrawn"] | components["schemas"]["FateDeckSessionEnded"] | components["schemas"]["OrionDuelRolesAssigned"] | components["schemas"]["OrionDuelTokensPlaced"] | components["schemas"]["OrionDuelTokenPlaced"] | components["schemas"]["OrionDuelStarterChosen"] | components["schemas"]["OrionDuelTilePlaced"] | components["schemas"]["OrionDuelPlayerBlocked"] | components["schemas"]["OrionDuelGameDecided"] | components["schemas"]["OrionDuelNextGame"] | components["schemas"]["OrionDuelMatchDecided"] | components["schemas"]["QuesterosDealerChosen"] | components["schemas"]["QuesterosEpicAdded"] | components["schemas"]["QuesterosHandsDealt"] | components["schemas"]["QuesterosBidMade"] | components["schemas"]["QuesterosCardPlayed"] | components["schemas"]["QuesterosHandLookedAt"] | components["schemas"]["QuesterosQuestWon"] | components["schemas"]["QuesterosRoundScored"] | components["schemas"]["QuestsOverCoffeeSetUp"] | components["schemas"]["QuestsOverCoffeeItemKept"] | components["schemas"]["QuestsOverCoffeeLeaderRolled"] | components["schemas"]["QuestsOverCoffeeQuestChosen"] | components["schemas"]["QuestsOverCoffeeHelpPaid"] | components["schemas"]["QuestsOverCoffeeRolled"] | components["schemas"]["QuestsOverCoffeeDiceChosen"] | components["schemas"]["QuestsOverCoffeeRerolled"] | components["schemas"]["QuestsOverCoffeeItemUsed"] | components["schemas"]["QuestsOverCoffeeItemGiven"] | components["schemas"]["QuestsOverCoffeeItemSwapped"] | components["schemas"]["QuestsOverCoffeeQuestResolved"] | components["schemas"]["QuestsOverCoffeeShopOpened"] | components["schemas"]["QuestsOverCoffeeShopOrderChosen"] | components["schemas"]["QuestsOverCoffeeItemBought"] | components["schemas"]["QuestsOverCoffeeItemTraded"] | components["schemas"]["QuestsOverCoffeeEnvironmentSwapped"] | components["schemas"]["QuestsOverCoffeeShopLeft"] | components["schemas"]["QuestsOverCoffeeShopClosed"] | components["schemas"]["ReventureOrbtaleGameSetUp"] | components["schemas"]["ReventureOrbtaleChosen"] | components["schemas"]["ReventureOrbtaleRevealed"] | components["schemas"]["ReventureOrbtaleChapterDecksShuffled"] | components["schemas"]["ReventureOrbtaleChapterStarted"] | components["schemas"]["ReventureOrbtaleCardsDrawn"] | components["schemas"]["ReventureOrbtaleDeckReshuffled"] | components["schemas"]["ReventureOrbtaleCardsDiscarded"] | components["schemas"]["ReventureOrbtaleAttackDeclared"] | components["schemas"]["ReventureOrbtaleAttackSkipped"] | components["schemas"]["ReventureOrbtaleRoundResolved"] | components["schemas"]["ReventureOrbtaleDamageDealt"] | components["schemas"]["ReventureOrbtaleHealed"] | components["schemas"]["ReventureOrbtaleCardsStolen"] | components["schemas"]["ReventureOrbtaleHeroesSwapped"] | components["schemas"]["ReventureOrbtaleSkillsAttached"] | components["schemas"]["ReventureOrbtaleCombatEnded"] | components["schemas"]["ReventureOrbtaleHeroEliminated"] | components["schemas"]["ReventureOrbtaleReincarnationPending"] | components["schemas"]["ReventureOrbtaleHeroReincarnated"] | components["schemas"]["ReventureOrbtaleChapterRuleApplied"] | components["schemas"]["ReventureOrbtaleChapterEnded"] | components["schemas"]["ReventureOrbtaleGameWon"];
+            body: components["schemas"]["GameCreated"] | components["schemas"]["SeatJoined"] | components["schemas"]["SeatLeft"] | components["schemas"]["GameStarted"] | components["schemas"]["GameAbandoned"] | components["schemas"]["GameFinished"] | components["schemas"]["SeedRevealed"] | components["schemas"]["ClockUpdated"] | components["schemas"]["TimedOut"] | components["schemas"]["SeatAbsent"] | components["schemas"]["SeatBotted"] | components["schemas"]["UndoPoint"] | components["schemas"]["UndoRequested"] | components["schemas"]["UndoAccepted"] | components["schemas"]["UndoRefused"] | components["schemas"]["Undone"] | components["schemas"]["AbandonAgreed"] | components["schemas"]["SeatForfeited"] | components["schemas"]["ErosQuestAdventureSetUp"] | components["schemas"]["ErosQuestCardDeveloped"] | components["schemas"]["ErosQuestOrbUsed"] | components["schemas"]["ErosQuestCardsLooked"] | components["schemas"]["ErosQuestCardChosen"] | components["schemas"]["ErosQuestCardsForgotten"] | components["schemas"]["ErosQuestCardsDrawn"] | components["schemas"]["ErosQuestEncounterFaced"] | components["schemas"]["ErosQuestAllyPlaced"] | components["schemas"]["ErosQuestCardsRecalled"] | components["schemas"]["ErosQuestCardsRecovered"] | components["schemas"]["ErosQuestDiscardReturned"] | components["schemas"]["ErosQuestCardDestroyed"] | components["schemas"]["ErosQuestCardRecovered"] | components["schemas"]["ErosQuestCombatStarted"] | components["schemas"]["ErosQuestHitTaken"] | components["schemas"]["ErosQuestAttacked"] | components["schemas"]["ErosQuestEncounterCompleted"] | components["schemas"]["ErosQuestRested"] | components["schemas"]["ErosQuestQuestEnded"] | components["schemas"]["FateDeckSessionOpened"] | components["schemas"]["FateDeckFateAssigned"] | components["schemas"]["FateDeckCardAwarded"] | components["schemas"]["FateDeckFateRevealed"] | components["schemas"]["FateDeckDieRolled"] | components["schemas"]["FateDeckCardsHandedIn"] | components["schemas"]["FateDeckReadingDrawn"] | components["schemas"]["FateDeckSessionEnded"] | components["schemas"]["OrangeQuestGameSetUp"] | components["schemas"]["OrangeQuestMoved"] | components["schemas"]["OrangeQuestReshuffled"] | components["schemas"]["OrangeQuestCoinFlipped"] | components["schemas"]["OrangeQuestDayStarted"] | components["schemas"]["OrangeQuestLocationRevealed"] | components["schemas"]["OrangeQuestSignpostApplied"] | components["schemas"]["OrangeQuestStage"] | components["schemas"]["OrangeQuestHeroTurned"] | components["schemas"]["OrangeQuestAbilityUsed"] | components["schemas"]["OrangeQuestEquipmentUsed"] | components["schemas"]["OrangeQuestCardPlayed"] | components["schemas"]["OrangeQuestPassed"] | components["schemas"]["OrangeQuestChainResolved"] | components["schemas"]["OrangeQuestModified"] | components["schemas"]["OrangeQuestCurseTriggered"] | components["schemas"]["OrangeQuestCandiesKept"] | components["schemas"]["OrangeQuestBossRevealed"] | components["schemas"]["OrangeQuestFightEnded"] | components["schemas"]["OrangeQuestTrophyTaken"] | components["schemas"]["OrangeQuestSharingStarted"] | components["schemas"]["OrangeQuestOthersReward"] | components["schemas"]["OrangeQuestTreasureStarted"] | components["schemas"]["OrangeQuestProposed"] | components["schemas"]["OrangeQuestProposalAccepted"] | components["schemas"]["OrangeQuestAgreementFailed"] | components["schemas"]["OrangeQuestChosen"] | components["schemas"]["OrangeQuestRevealed"] | components["schemas"]["OrangeQuestPartyStarted"] | components["schemas"]["OrangeQuestTurnStarted"] | components["schemas"]["OrangeQuestDuelStarted"] | components["schemas"]["OrangeQuestDuelEnded"] | components["schemas"]["OrangeQuestPartyEnded"] | components["schemas"]["OrangeQuestGameEnded"] | components["schemas"]["OrionDuelRolesAssigned"] | components["schemas"]["OrionDuelTokensPlaced"] | components["schemas"]["OrionDuelTokenPlaced"] | components["schemas"]["OrionDuelStarterChosen"] | components["schemas"]["OrionDuelTilePlaced"] | components["schemas"]["OrionDuelPlayerBlocked"] | components["schemas"]["OrionDuelGameDecided"] | components["schemas"]["OrionDuelNextGame"] | components["schemas"]["OrionDuelMatchDecided"] | components["schemas"]["QuesterosDealerChosen"] | components["schemas"]["QuesterosEpicAdded"] | components["schemas"]["QuesterosHandsDealt"] | components["schemas"]["QuesterosBidMade"] | components["schemas"]["QuesterosCardPlayed"] | components["schemas"]["QuesterosHandLookedAt"] | components["schemas"]["QuesterosQuestWon"] | components["schemas"]["QuesterosRoundScored"] | components["schemas"]["QuestsOverCoffeeSetUp"] | components["schemas"]["QuestsOverCoffeeItemKept"] | components["schemas"]["QuestsOverCoffeeLeaderRolled"] | components["schemas"]["QuestsOverCoffeeQuestChosen"] | components["schemas"]["QuestsOverCoffeeHelpPaid"] | components["schemas"]["QuestsOverCoffeeRolled"] | components["schemas"]["QuestsOverCoffeeDiceChosen"] | components["schemas"]["QuestsOverCoffeeRerolled"] | components["schemas"]["QuestsOverCoffeeItemUsed"] | components["schemas"]["QuestsOverCoffeeItemGiven"] | components["schemas"]["QuestsOverCoffeeItemSwapped"] | components["schemas"]["QuestsOverCoffeeQuestResolved"] | components["schemas"]["QuestsOverCoffeeShopOpened"] | components["schemas"]["QuestsOverCoffeeShopOrderChosen"] | components["schemas"]["QuestsOverCoffeeItemBought"] | components["schemas"]["QuestsOverCoffeeItemTraded"] | components["schemas"]["QuestsOverCoffeeEnvironmentSwapped"] | components["schemas"]["QuestsOverCoffeeShopLeft"] | components["schemas"]["QuestsOverCoffeeShopClosed"] | components["schemas"]["ReventureOrbtaleGameSetUp"] | components["schemas"]["ReventureOrbtaleChosen"] | components["schemas"]["ReventureOrbtaleRevealed"] | components["schemas"]["ReventureOrbtaleChapterDecksShuffled"] | components["schemas"]["ReventureOrbtaleChapterStarted"] | components["schemas"]["ReventureOrbtaleCardsDrawn"] | components["schemas"]["ReventureOrbtaleDeckReshuffled"] | components["schemas"]["ReventureOrbtaleCardsDiscarded"] | components["schemas"]["ReventureOrbtaleAttackDeclared"] | components["schemas"]["ReventureOrbtaleAttackSkipped"] | components["schemas"]["ReventureOrbtaleRoundResolved"] | components["schemas"]["ReventureOrbtaleDamageDealt"] | components["schemas"]["ReventureOrbtaleHealed"] | components["schemas"]["ReventureOrbtaleCardsStolen"] | components["schemas"]["ReventureOrbtaleHeroesSwapped"] | components["schemas"]["ReventureOrbtaleSkillsAttached"] | components["schemas"]["ReventureOrbtaleCombatEnded"] | components["schemas"]["ReventureOrbtaleHeroEliminated"] | components["schemas"]["ReventureOrbtaleReincarnationPending"] | components["schemas"]["ReventureOrbtaleHeroReincarnated"] | components["schemas"]["ReventureOrbtaleChapterRuleApplied"] | components["schemas"]["ReventureOrbtaleChapterEnded"] | components["schemas"]["ReventureOrbtaleGameWon"];
             game_id: string;
             recorded_at: number;
             version: number;
@@ -1056,6 +1092,8 @@ export interface components {
         /** GameCreatedReply */
         GameCreatedReply: {
             game_id: string;
+            /** @default  */
+            owner_token: string;
             receipt?: components["schemas"]["Receipt"] | null;
             seats: number;
             title: string;
@@ -1126,6 +1164,557 @@ export interface components {
         /** LobbyPage */
         LobbyPage: {
             games: components["schemas"]["LobbyGame"][];
+        };
+        /** AbilityUsed */
+        OrangeQuestAbilityUsed: {
+            hero: string;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.ability_used";
+        };
+        /** Accept */
+        OrangeQuestAccept: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.accept";
+        };
+        /** AgreementFailed */
+        OrangeQuestAgreementFailed: {
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.agreement_failed";
+        };
+        /** BossRevealed */
+        OrangeQuestBossRevealed: {
+            boss: string;
+            health: number;
+            turn: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.boss_revealed";
+        };
+        /** CandiesKept */
+        OrangeQuestCandiesKept: {
+            count: number;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.candies_kept";
+        };
+        /** CardPlayed */
+        OrangeQuestCardPlayed: {
+            card: string;
+            helps?: number | null;
+            item?: string | null;
+            seat: number;
+            target?: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.card_played";
+        };
+        /** ChainResolved */
+        OrangeQuestChainResolved: {
+            applies: boolean[];
+            cards: string[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.chain_resolved";
+        };
+        /** ChainView */
+        OrangeQuestChainView: {
+            card: string;
+            item?: string | null;
+            seat: number;
+            target?: number | null;
+        };
+        /** Challenge */
+        OrangeQuestChallenge: {
+            target: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.challenge";
+        };
+        /** Chosen */
+        OrangeQuestChosen: {
+            choice?: (components["schemas"]["OrangeQuestGiveCard"] | components["schemas"]["OrangeQuestPutIn"] | components["schemas"]["OrangeQuestThrow"] | components["schemas"]["OrangeQuestPick"]) | null;
+            key: string;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.chosen";
+        };
+        /** CoinFlipped */
+        OrangeQuestCoinFlipped: {
+            heads: boolean;
+            reason: string;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.coin_flipped";
+        };
+        /** Convert */
+        OrangeQuestConvert: {
+            cards: string[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.convert";
+        };
+        /** CurseTriggered */
+        OrangeQuestCurseTriggered: {
+            card: string;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.curse_triggered";
+        };
+        /** DayStarted */
+        OrangeQuestDayStarted: {
+            day: number;
+            first: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.day_started";
+        };
+        /** Distribute */
+        OrangeQuestDistribute: {
+            to: number[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.distribute";
+        };
+        /** DuelEnded */
+        OrangeQuestDuelEnded: {
+            challenged: number;
+            challenger: number;
+            damage: number[];
+            refills: number[];
+            taken: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.duel_ended";
+            winner: number | null;
+        };
+        /** DuelStarted */
+        OrangeQuestDuelStarted: {
+            challenged: number;
+            challenger: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.duel_started";
+        };
+        /** EquipmentUsed */
+        OrangeQuestEquipmentUsed: {
+            card: string;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.equipment_used";
+        };
+        /** FightEnded */
+        OrangeQuestFightEnded: {
+            damage: number[];
+            distributor?: number | null;
+            leader: number | null;
+            others: number[];
+            participants: number[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.fight_ended";
+            won: boolean;
+        };
+        /** GameEnded */
+        OrangeQuestGameEnded: {
+            scores: number[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.game_ended";
+            winners: number[];
+        };
+        /** GameSetUp */
+        OrangeQuestGameSetUp: {
+            bosses: string[];
+            days: number;
+            deck: string[];
+            first: number;
+            heroes: string[];
+            locations: string[];
+            /** @default  */
+            strengthening: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.game_set_up";
+        };
+        /** GiveCard */
+        OrangeQuestGiveCard: {
+            card: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.give_card";
+        };
+        /** HeroTurned */
+        OrangeQuestHeroTurned: {
+            reason: string;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.hero_turned";
+        };
+        /** LocationRevealed */
+        OrangeQuestLocationRevealed: {
+            location: string;
+            signposts: string[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.location_revealed";
+        };
+        /** Modified */
+        OrangeQuestModified: {
+            amount: number;
+            reason: string;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.modified";
+        };
+        /** Moved */
+        OrangeQuestMoved: {
+            cards: string[];
+            count: number;
+            frm: string;
+            reason: string;
+            to: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.moved";
+        };
+        /** OthersReward */
+        OrangeQuestOthersReward: {
+            distributor: number;
+            pool: string[];
+            seats: number[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.others_reward";
+        };
+        /** PartyEnded */
+        OrangeQuestPartyEnded: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.party_ended";
+        };
+        /** PartyStarted */
+        OrangeQuestPartyStarted: {
+            turn: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.party_started";
+        };
+        /** Pass */
+        OrangeQuestPass: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.pass";
+        };
+        /** Passed */
+        OrangeQuestPassed: {
+            /** @default false */
+            played: boolean;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.passed";
+        };
+        /** Pick */
+        OrangeQuestPick: {
+            card: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.pick";
+        };
+        /** Play */
+        OrangeQuestPlay: {
+            card: string;
+            /** @default null */
+            item: string | null;
+            /** @default null */
+            target: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.play";
+        };
+        /** PlayerView */
+        OrangeQuestPlayerView: {
+            candies: number;
+            curses: string[];
+            /** @default 0 */
+            damage: number;
+            equipment: string[];
+            equipment_used: string[];
+            hand_count: number;
+            hero: string;
+            hero_turned: boolean;
+            trophies: string[];
+        };
+        /** ProposalAccepted */
+        OrangeQuestProposalAccepted: {
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.proposal_accepted";
+        };
+        /** Propose */
+        OrangeQuestPropose: {
+            to: number[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.propose";
+        };
+        /** Proposed */
+        OrangeQuestProposed: {
+            seat: number;
+            to: number[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.proposed";
+        };
+        /** PutIn */
+        OrangeQuestPutIn: {
+            cards: string[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.put_in";
+        };
+        /** Reshuffled */
+        OrangeQuestReshuffled: {
+            count: number;
+            deck: string[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.reshuffled";
+        };
+        /** Revealed */
+        OrangeQuestRevealed: {
+            choices?: components["schemas"]["OrangeQuestChosen"][];
+            key: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.revealed";
+        };
+        /** SharingStarted */
+        OrangeQuestSharingStarted: {
+            pool: string[];
+            seats: number[];
+            /** @default 1 */
+            stage: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.sharing_started";
+            /** @default 0 */
+            undecided: number;
+            variant: string;
+        };
+        /** SignpostApplied */
+        OrangeQuestSignpostApplied: {
+            signpost: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.signpost_applied";
+            /** @default 0 */
+            value: number;
+        };
+        /** Stage */
+        OrangeQuestStage: {
+            /** @default  */
+            phase: string;
+            /** @default  */
+            step: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.stage";
+        };
+        /** Throw */
+        OrangeQuestThrow: {
+            card: string;
+            /** @enum {string} */
+            shape: "rock" | "paper" | "scissors";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.throw";
+        };
+        /** TreasureStarted */
+        OrangeQuestTreasureStarted: {
+            givers: number[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.treasure_started";
+        };
+        /** TrophyTaken */
+        OrangeQuestTrophyTaken: {
+            boss: string;
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.trophy_taken";
+        };
+        /** TurnStarted */
+        OrangeQuestTurnStarted: {
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.turn_started";
+        };
+        /** UseAbility */
+        OrangeQuestUseAbility: {
+            /** @default null */
+            card: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.use_ability";
+        };
+        /** UseEquipment */
+        OrangeQuestUseEquipment: {
+            card: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orange_quest.use_equipment";
+        };
+        /** OrangeQuestView */
+        OrangeQuestView: {
+            accepted?: number[];
+            aside?: string[];
+            attacked?: number[];
+            boss: string | null;
+            boss_health: number;
+            bosses_left: number;
+            /** @default false */
+            breakage: boolean;
+            chain?: components["schemas"]["OrangeQuestChainView"][];
+            convert?: number[];
+            day: number;
+            days: number;
+            deck_count: number;
+            discard_count: number;
+            distributor?: number | null;
+            duel?: number[];
+            duels_started?: number[];
+            first: number;
+            hand?: string[];
+            legal?: (components["schemas"]["OrangeQuestPlay"] | components["schemas"]["OrangeQuestPass"] | components["schemas"]["OrangeQuestConvert"] | components["schemas"]["OrangeQuestUseAbility"] | components["schemas"]["OrangeQuestUseEquipment"] | components["schemas"]["OrangeQuestChallenge"] | components["schemas"]["OrangeQuestDistribute"] | components["schemas"]["OrangeQuestPropose"] | components["schemas"]["OrangeQuestAccept"] | components["schemas"]["OrangeQuestGiveCard"] | components["schemas"]["OrangeQuestPutIn"] | components["schemas"]["OrangeQuestThrow"] | components["schemas"]["OrangeQuestPick"])[];
+            location: string | null;
+            phase: string;
+            players: components["schemas"]["OrangeQuestPlayerView"][];
+            pool?: string[];
+            /** @default false */
+            powerlessness: boolean;
+            proposal?: number[];
+            proposer?: number | null;
+            /** @default false */
+            sacred_place: boolean;
+            scores?: number[];
+            share_seats?: number[];
+            /** @default  */
+            sharing: string;
+            signposts: string[];
+            table: string[];
+            turn: number | null;
+            window_waiting?: number[];
+            winners?: number[];
         };
         /** ChooseStarter */
         OrionDuelChooseStarter: {
@@ -2589,7 +3178,7 @@ export interface components {
             /** @default 0 */
             unverified: number;
         };
-        /** ViewEnvelope[UnionType[ErosQuestView, FateDeckView, OrionView, QuesterosView, QocView, OrbtaleView]] */
+        /** ViewEnvelope[UnionType[ErosQuestView, FateDeckView, OrangeQuestView, OrionView, QuesterosView, QocView, OrbtaleView]] */
         ViewEnvelope: {
             absent?: number[];
             banks?: number[];
@@ -2607,7 +3196,7 @@ export interface components {
             to_move?: number[];
             undo?: components["schemas"]["UndoInfo"] | null;
             version: number;
-            view: components["schemas"]["ErosQuestView"] | components["schemas"]["FateDeckView"] | components["schemas"]["OrionDuelOrionView"] | components["schemas"]["QuesterosView"] | components["schemas"]["QuestsOverCoffeeQocView"] | components["schemas"]["ReventureOrbtaleOrbtaleView"] | null;
+            view: components["schemas"]["ErosQuestView"] | components["schemas"]["FateDeckView"] | components["schemas"]["OrangeQuestView"] | components["schemas"]["OrionDuelOrionView"] | components["schemas"]["QuesterosView"] | components["schemas"]["QuestsOverCoffeeQocView"] | components["schemas"]["ReventureOrbtaleOrbtaleView"] | null;
         };
     };
     responses: never;
@@ -2694,6 +3283,56 @@ export type SchemaKeysReply = components['schemas']['KeysReply'];
 export type SchemaLeaveSeat = components['schemas']['LeaveSeat'];
 export type SchemaLobbyGame = components['schemas']['LobbyGame'];
 export type SchemaLobbyPage = components['schemas']['LobbyPage'];
+export type SchemaOrangeQuestAbilityUsed = components['schemas']['OrangeQuestAbilityUsed'];
+export type SchemaOrangeQuestAccept = components['schemas']['OrangeQuestAccept'];
+export type SchemaOrangeQuestAgreementFailed = components['schemas']['OrangeQuestAgreementFailed'];
+export type SchemaOrangeQuestBossRevealed = components['schemas']['OrangeQuestBossRevealed'];
+export type SchemaOrangeQuestCandiesKept = components['schemas']['OrangeQuestCandiesKept'];
+export type SchemaOrangeQuestCardPlayed = components['schemas']['OrangeQuestCardPlayed'];
+export type SchemaOrangeQuestChainResolved = components['schemas']['OrangeQuestChainResolved'];
+export type SchemaOrangeQuestChainView = components['schemas']['OrangeQuestChainView'];
+export type SchemaOrangeQuestChallenge = components['schemas']['OrangeQuestChallenge'];
+export type SchemaOrangeQuestChosen = components['schemas']['OrangeQuestChosen'];
+export type SchemaOrangeQuestCoinFlipped = components['schemas']['OrangeQuestCoinFlipped'];
+export type SchemaOrangeQuestConvert = components['schemas']['OrangeQuestConvert'];
+export type SchemaOrangeQuestCurseTriggered = components['schemas']['OrangeQuestCurseTriggered'];
+export type SchemaOrangeQuestDayStarted = components['schemas']['OrangeQuestDayStarted'];
+export type SchemaOrangeQuestDistribute = components['schemas']['OrangeQuestDistribute'];
+export type SchemaOrangeQuestDuelEnded = components['schemas']['OrangeQuestDuelEnded'];
+export type SchemaOrangeQuestDuelStarted = components['schemas']['OrangeQuestDuelStarted'];
+export type SchemaOrangeQuestEquipmentUsed = components['schemas']['OrangeQuestEquipmentUsed'];
+export type SchemaOrangeQuestFightEnded = components['schemas']['OrangeQuestFightEnded'];
+export type SchemaOrangeQuestGameEnded = components['schemas']['OrangeQuestGameEnded'];
+export type SchemaOrangeQuestGameSetUp = components['schemas']['OrangeQuestGameSetUp'];
+export type SchemaOrangeQuestGiveCard = components['schemas']['OrangeQuestGiveCard'];
+export type SchemaOrangeQuestHeroTurned = components['schemas']['OrangeQuestHeroTurned'];
+export type SchemaOrangeQuestLocationRevealed = components['schemas']['OrangeQuestLocationRevealed'];
+export type SchemaOrangeQuestModified = components['schemas']['OrangeQuestModified'];
+export type SchemaOrangeQuestMoved = components['schemas']['OrangeQuestMoved'];
+export type SchemaOrangeQuestOthersReward = components['schemas']['OrangeQuestOthersReward'];
+export type SchemaOrangeQuestPartyEnded = components['schemas']['OrangeQuestPartyEnded'];
+export type SchemaOrangeQuestPartyStarted = components['schemas']['OrangeQuestPartyStarted'];
+export type SchemaOrangeQuestPass = components['schemas']['OrangeQuestPass'];
+export type SchemaOrangeQuestPassed = components['schemas']['OrangeQuestPassed'];
+export type SchemaOrangeQuestPick = components['schemas']['OrangeQuestPick'];
+export type SchemaOrangeQuestPlay = components['schemas']['OrangeQuestPlay'];
+export type SchemaOrangeQuestPlayerView = components['schemas']['OrangeQuestPlayerView'];
+export type SchemaOrangeQuestProposalAccepted = components['schemas']['OrangeQuestProposalAccepted'];
+export type SchemaOrangeQuestPropose = components['schemas']['OrangeQuestPropose'];
+export type SchemaOrangeQuestProposed = components['schemas']['OrangeQuestProposed'];
+export type SchemaOrangeQuestPutIn = components['schemas']['OrangeQuestPutIn'];
+export type SchemaOrangeQuestReshuffled = components['schemas']['OrangeQuestReshuffled'];
+export type SchemaOrangeQuestRevealed = components['schemas']['OrangeQuestRevealed'];
+export type SchemaOrangeQuestSharingStarted = components['schemas']['OrangeQuestSharingStarted'];
+export type SchemaOrangeQuestSignpostApplied = components['schemas']['OrangeQuestSignpostApplied'];
+export type SchemaOrangeQuestStage = components['schemas']['OrangeQuestStage'];
+export type SchemaOrangeQuestThrow = components['schemas']['OrangeQuestThrow'];
+export type SchemaOrangeQuestTreasureStarted = components['schemas']['OrangeQuestTreasureStarted'];
+export type SchemaOrangeQuestTrophyTaken = components['schemas']['OrangeQuestTrophyTaken'];
+export type SchemaOrangeQuestTurnStarted = components['schemas']['OrangeQuestTurnStarted'];
+export type SchemaOrangeQuestUseAbility = components['schemas']['OrangeQuestUseAbility'];
+export type SchemaOrangeQuestUseEquipment = components['schemas']['OrangeQuestUseEquipment'];
+export type SchemaOrangeQuestView = components['schemas']['OrangeQuestView'];
 export type SchemaOrionDuelChooseStarter = components['schemas']['OrionDuelChooseStarter'];
 export type SchemaOrionDuelGameDecided = components['schemas']['OrionDuelGameDecided'];
 export type SchemaOrionDuelMatchDecided = components['schemas']['OrionDuelMatchDecided'];
@@ -3392,6 +4031,67 @@ export interface operations {
             };
         };
     };
+    V1GamesGameIdReplayPublicGameReplay: {
+        parameters: {
+            query?: {
+                after?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                game_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewEnvelope"][];
+                };
+            };
+            /** @description Error: {code, message} */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     V1GamesGameIdResultGameResult: {
         parameters: {
             query?: never;
@@ -3758,6 +4458,103 @@ export interface operations {
             };
             /** @description Error: {code, message} */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    V1GamesGameIdStartStartGameAsOwner: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Bearer <token> */
+                Authorization?: string | null;
+            };
+            path: {
+                game_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandAccepted"];
+                };
+            };
+            /** @description Error: {code, message} */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,0 @@
-/** @questhall/client: the TypeScript client of a Questhall gateway (docs/clients.md). */
-export * from "./client.js";
-export * from "./keys.js";
-export * from "./socket.js";
