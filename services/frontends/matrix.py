@@ -415,9 +415,10 @@ class MatrixBot:
             if not getattr(resp, "access_token", None):
                 raise MatrixLoginError(f"the Matrix login was refused: {getattr(resp, 'message', resp)}")
 
-    async def run(self) -> None:
+    async def run(self, *, close: bool = True) -> None:
         """Log in (unless :meth:`login` was called), join ``rooms``, then sync and dispatch until
-        :meth:`stop` (or cancelled)."""
+        :meth:`stop` (or cancelled). ``close``: close the client's HTTP session on the way out
+        (``serve_matrix`` closes it itself, after the core has stopped)."""
         if not self.client.access_token:
             await self.login()
         try:
@@ -444,7 +445,8 @@ class MatrixBot:
                     first = False
                     self.ready.set()
         finally:
-            await self.client.close()
+            if close:
+                await self.client.close()
 
     def stop(self) -> None:
         """Ask ``run`` to return: at once while it waits for the server, else after the batch in hand."""
@@ -580,12 +582,23 @@ async def serve_matrix(settings: MatrixSettings, redis: Any, *, namespace: str =
 
     bot = MatrixBot(settings, redis, namespace)
     await bot.login()
+    try:
+        await _serve(bot, settings, redis, namespace, chat, started, ChatCore, Incoming)
+    finally:
+        # Only once the core has stopped: a feed message it is sending (shielded, then its cursor
+        # stored) finishes first. Closing the session under it made the send fail after the
+        # homeserver took it, and the restarted service sent that message again.
+        await bot.client.close()
+
+
+async def _serve(bot: Any, settings: MatrixSettings, redis: Any, namespace: str, chat: Any,
+                 started: asyncio.Event | None, ChatCore: Any, Incoming: Any) -> None:  # noqa: N803
     async with ChatCore(bot.platform, settings.gateway_url, redis, namespace=namespace, config=chat) as core:
         async def handler(room: str | None, user: str, text: str, name: str) -> None:
             await core.handle(Incoming(room=room, user=user, text=text, name=name))
 
         bot.handler = handler
-        task = asyncio.ensure_future(bot.run())
+        task = asyncio.ensure_future(bot.run(close=False))
         if started is not None:
             ready = asyncio.ensure_future(bot.ready.wait())
             await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
