@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?=
 
-.PHONY: install demo serve test bench faults flood lint schemas scenarios clean
+.PHONY: install demo serve test bench faults flood lint schemas scenarios screenshots clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,9 @@ lint: install ## ruff
 
 schemas: install ## JSON Schema files and the gateway's openapi.json for client developers in schemas/json/
 	$(BIN)/questhall schemas --out schemas/json
+
+screenshots: install ## play a game of every title in headless Chromium through /play and save each board to docs/screenshots/<title>.png
+	QUESTHALL_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -q -p no:randomly tests/browser/test_play_titles.py $(ARGS)
 
 scenarios: install ## play every scenario file (TOML and JSON) through the real bus
 	$(BIN)/questhall scenario run $(wildcard scenarios/*/*.toml scenarios/*/*.json)

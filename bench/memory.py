@@ -3,7 +3,9 @@
 One bot game per landed title is played through the bus (in-process workers and projector, a
 namespace of its own), its read models projected; ``live`` is the ``MEMORY USAGE`` sum of
 every key of the game (stream, command record, metadata, secret, snapshot, outcomes, views,
-feeds, lobby entry, result); then it is archived (services/audit/archive.py) and ``archived``
+feeds, lobby entry, result) as the last projection left it; ``settled`` the same without the keys
+that expire (an ended game's outcomes, ``QUESTHALL_ENDED_OUTCOME_TTL``, 1 h): what the game
+holds from an hour after its end until it is archived; then it is archived (services/audit/archive.py) and ``archived``
 is the size in Redis of its one archived bundle. Medians of ``runs`` games per title.
 """
 
@@ -18,7 +20,7 @@ LANDED = {"questeros": 3, "orion_duel": 2, "quests_over_coffee": 2}
 
 
 async def game_memory(url: str, runs: int = 3) -> dict[str, dict[str, float]]:
-    """``{title: {"live_bytes": median, "archived_bytes": median, "games": runs}}``."""
+    """``{title: {"live_bytes": median, "settled_bytes": median, "archived_bytes": median, "games": runs}}``."""
     from services.adapters.client import BusClient
     from services.adapters.redis_store import Settings, connect
     from services.audit.archive import archive, archive_key, game_bytes
@@ -31,7 +33,7 @@ async def game_memory(url: str, runs: int = 3) -> dict[str, dict[str, float]]:
         r: Any = s["redis"]
         client = BusClient(r, settings, timeout=60)
         for name, seats in LANDED.items():
-            live, archived = [], []
+            live, settled, archived = [], [], []
             for i in range(runs):
                 stats = TitleStats()
                 await play_bot_game(client, name, seats, random.Random(i), stats)
@@ -39,9 +41,11 @@ async def game_memory(url: str, runs: int = 3) -> dict[str, dict[str, float]]:
                 meta = await r.hget(settings.keys.game(gid, "meta"), "version")
                 await client.wait_projected(gid, int(meta))
                 live.append(await game_bytes(r, settings, gid))
+                settled.append(await game_bytes(r, settings, gid, lasting=True))
                 await archive(r, settings, gid)
                 archived.append(int(await r.memory_usage(archive_key(settings, gid), samples=0) or 0))
-            out[name] = {"live_bytes": statistics.median(live), "archived_bytes": statistics.median(archived), "games": runs}
+            out[name] = {"live_bytes": statistics.median(live), "settled_bytes": statistics.median(settled),
+                         "archived_bytes": statistics.median(archived), "games": runs}
     r = connect(url)  # the services stopped: nothing reads the namespace's streams any more
     try:
         async for key in r.scan_iter(match=f"{settings.namespace}:*", count=1000):

@@ -428,7 +428,7 @@ def table(res: dict) -> str:
         ("best end to end / append script alone", f"{res['ratio_e2e_to_lua_append']:.3f}"),
     ]
     for n, v in res.get("redis_bytes_per_game", {}).items():
-        rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live, {v['archived_bytes']:,.0f} archived"))
+        rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live at the end, {v.get('settled_bytes', 0):,.0f} an hour on, {v['archived_bytes']:,.0f} archived"))
     for n, by_mean in res.get("open_loop", {}).items():
         for mean, v in by_mean.items():
             rows.append((f"open loop (bus), {int(n):,} games, one command / {mean} s each",

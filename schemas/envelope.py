@@ -314,7 +314,7 @@ class SeedRevealed(Event, tag="seed_revealed"):
     """Hex of the 32-byte seed; its SHA-256 equals the ``seed_commitment``."""
 
 
-class Deadline(Record):
+class Deadline(Record, omit_defaults=True):
     """When the game stops waiting for one seat."""
 
     seat: int
@@ -324,6 +324,10 @@ class Deadline(Record):
     """The game version this deadline was set at: the ``version`` of its ``timeout`` command."""
     since: int
     """When the seat started waiting (ms since the epoch); a time bank is charged from here."""
+    key: str = ""
+    """"" for a deadline of the lifecycle clock; else the title's key of a timed decision (a
+    response window, an agreement timer: ``Title.decision_seconds``), which the seat keeps while
+    the key stays the same, never charges a bank, and whose timeout always plays the default move."""
 
 
 class ClockUpdated(Event, tag="clock_updated"):

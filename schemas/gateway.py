@@ -122,6 +122,10 @@ class GameCreatedReply(Record):
     seats: int
     version: int
     receipt: Receipt | None = None
+    owner_token: str = ""
+    """The game owner's token (whoever created it; no seat): it starts the game with
+    ``POST /games/{id}/start`` (the way to start a game every seat of which is a bot); it
+    reads no view and plays no seat. Keep it secret; a retried create gets the same one."""
 
 
 class JoinRequest(Request):

@@ -25,10 +25,8 @@ from typing import Any
 import anyio
 import httpx
 
-from services.adapters.redis_store import Settings, connect
-from services.gateway.server import gateway_running
+from services.adapters.redis_store import connect
 from services.sdk import Gateway, GatewayError
-from tests.gateway.conftest import make_config
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results" / "flood.json"
 
@@ -54,7 +52,11 @@ async def _creates(http: httpx.AsyncClient, n: int, got: dict) -> None:
 
     async def one(i: int) -> None:
         async with sem:
-            r = await http.post("/v1/games", json={"title": "questeros", "seats": 2})
+            try:
+                r = await http.post("/v1/games", json={"title": "questeros", "seats": 2})
+            except httpx.HTTPError as exc:  # the gateway dropped the connection: counted
+                got[type(exc).__name__] = got.get(type(exc).__name__, 0) + 1
+                return
             got[r.status_code] = got.get(r.status_code, 0) + 1
 
     async with anyio.create_task_group() as tg:
@@ -71,58 +73,134 @@ async def _refused(idle: Any, n: int, got: dict) -> None:
                 await idle.submit({"type": "questeros.bid", "quests": 1 + i % 3})
             except GatewayError as exc:
                 got[exc.code] = got.get(exc.code, 0) + 1
+            except httpx.HTTPError as exc:  # the gateway dropped the connection: counted
+                got[type(exc).__name__] = got.get(type(exc).__name__, 0) + 1
 
     async with anyio.create_task_group() as tg:
         for i in range(n):
             tg.start_soon(one, i)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def _until_up(base: str, proc: Any, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    async with httpx.AsyncClient(base_url=base, timeout=5) as http:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"questhall serve exited with {proc.returncode}")
+            try:
+                if (await http.get("/health")).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("questhall serve did not come up")
+            await anyio.sleep(0.2)
+
+
+def _honest_main(base: str, watched: str, target: str, workdir: str) -> None:
+    """The honest client, in a process of its own (so that its latencies are the gateway's, not
+    the flood generators' event loop): public reads until ``<workdir>/stop`` exists, then its
+    latencies (seconds) into ``<workdir>/honest.json``."""
+    rng = random.Random(7)
+    wd = Path(workdir)
+
+    async def run() -> None:
+        lat: list[float] = []
+        errors: dict[str, int] = {}
+        async with Gateway(base, timeout=60) as gw:
+            await gw.game(watched)
+            (wd / "ready").touch()
+            while not (wd / "stop").exists():
+                t0 = time.perf_counter()
+                try:
+                    await gw.game(watched)
+                    await gw.spectator_view(target)
+                except GatewayError as exc:  # counted (and its wait measured): an answer, not a crash
+                    errors[f"{exc.status} {exc.code}"] = errors.get(f"{exc.status} {exc.code}", 0) + 1
+                except httpx.HTTPError as exc:
+                    errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                lat.append(time.perf_counter() - t0)
+                await anyio.sleep(rng.uniform(0.01, 0.03))
+        (wd / "honest.json").write_text(json.dumps({"latencies": lat, "errors": errors}))
+
+    anyio.run(run)
+
+
 async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: int = 1) -> dict[str, Any]:
-    """Run the flood; returns the figures (see the module docstring)."""
-    rng = random.Random(seed)
-    settings = Settings(url=redis_url, namespace=f"fl{uuid.uuid4().hex[:10]}", partitions=4)
-    config = make_config(ws_per_address=sockets + 100, ws_max=sockets + 100, admit_creates=max(1, creates // 3),
-                         admit_joins=10_000, rate_per_seat=max(10, refused // 10), command_timeout=20.0)
+    """Run the flood; returns the figures (see the module docstring).
+
+    The gateway with every service runs as ``questhall serve`` (a process of its own, as
+    deployed), the honest client in another process, the flood from this one: each side's CPU
+    is its own, and the honest client's latencies are what the gateway answers under the flood.
+    """
+    import subprocess
+    import tempfile
+
+    ns = f"fl{uuid.uuid4().hex[:10]}"
+    port = _free_port()
+    work = Path(tempfile.mkdtemp(prefix="qh-flood-"))
+    env = dict(os.environ)
+    env.update({
+        "REDIS_URL": redis_url, "QUESTHALL_NAMESPACE": ns, "QUESTHALL_PARTITIONS": "4", "QUESTHALL_LOG": "json",
+        "QUESTHALL_WS_PER_ADDRESS": str(sockets + 100), "QUESTHALL_WS_MAX": str(sockets + 100),
+        "QUESTHALL_ADMIT_CREATES": str(max(1, creates // 3)), "QUESTHALL_ADMIT_JOINS": "10000",
+        "QUESTHALL_RATE_PER_SEAT": str(max(10, refused // 10)), "QUESTHALL_COMMAND_TIMEOUT": "20",
+        "PYTHONPATH": str(RESULTS.parents[2]),
+    })
+    log_path = work / "gateway.log"
     r = connect(redis_url)
     mem0 = int((await r.info("memory"))["used_memory"])
     out: dict[str, Any] = {"sockets": sockets, "creates": creates, "refused": refused, "seed": seed}
-    async with gateway_running(settings, config, service_kwargs={"worker_kwargs": {"min_idle_ms": 2000}}) as port:
+    with open(log_path, "wb") as log_file:
+        gateway = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)], env=env,
+                                   stdout=log_file, stderr=subprocess.STDOUT, cwd=RESULTS.parents[2])
+    honest_proc = None
+    try:
         base = f"http://127.0.0.1:{port}"
+        await _until_up(base, gateway)
         async with Gateway(base, timeout=60) as gw, httpx.AsyncClient(base_url=base, timeout=60) as http:
             watched = await gw.create("questeros", 2)
             target = await gw.create("questeros", 3)
             seats = [await gw.join(target.game_id, n, seat_key=False) for n in "abc"]
             started = await seats[0].start()
-            env = await seats[0].view(min_version=started.version)
-            idle = next(c for c in seats if c.seat not in env["to_move"])
+            env_ = await seats[0].view(min_version=started.version)
+            idle = next(c for c in seats if c.seat not in env_["to_move"])
             b = seats[1]
-            latencies: list[float] = []
             held: list = []
             closed: list = []
             created: dict = {}
             refusals: dict = {}
-            done = anyio.Event()
-
-            async def honest() -> None:  # another client keeps using the gateway during the flood
-                while not done.is_set():
-                    t0 = time.perf_counter()
-                    await gw.game(watched.game_id)
-                    await gw.spectator_view(target.game_id)
-                    latencies.append(time.perf_counter() - t0)
-                    await anyio.sleep(rng.uniform(0.01, 0.03))
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(honest)
-                t0 = time.perf_counter()
-                async with anyio.create_task_group() as fl:
-                    fl.start_soon(_spectators, f"{gw.ws_url}/v1/games/{watched.game_id}/ws", sockets, held, closed)
-                    fl.start_soon(_creates, http, creates, created)
-                    fl.start_soon(_refused, idle, refused, refusals)
-                out["flood_seconds"] = round(time.perf_counter() - t0, 2)
-                await anyio.sleep(0.5)  # the gateway answers others while the sockets are held
-                done.set()
-            lat = sorted(latencies)
+            honest_proc = subprocess.Popen(
+                [sys.executable, "-c", "import sys; from tests.flood import _honest_main; _honest_main(*sys.argv[1:])",
+                 base, watched.game_id, target.game_id, str(work)], env=env, cwd=RESULTS.parents[2])
+            with anyio.fail_after(120):
+                while not (work / "ready").exists():
+                    if honest_proc.poll() is not None:
+                        raise RuntimeError(f"the honest client exited with {honest_proc.returncode}")
+                    await anyio.sleep(0.05)
+            t0 = time.perf_counter()
+            async with anyio.create_task_group() as fl:
+                fl.start_soon(_spectators, f"{gw.ws_url}/v1/games/{watched.game_id}/ws", sockets, held, closed)
+                fl.start_soon(_creates, http, creates, created)
+                fl.start_soon(_refused, idle, refused, refusals)
+            out["flood_seconds"] = round(time.perf_counter() - t0, 2)
+            await anyio.sleep(0.5)  # the gateway answers others while the sockets are held
+            (work / "stop").touch()
+            with anyio.fail_after(120):
+                while honest_proc.poll() is None:
+                    await anyio.sleep(0.05)
+            honest = json.loads((work / "honest.json").read_text())
+            lat = sorted(honest["latencies"])
             out["honest_requests"] = len(lat)
+            out["honest_errors"] = honest["errors"]
             out["honest_p50_s"] = round(lat[len(lat) // 2], 4) if lat else None
             out["honest_p99_s"] = round(lat[min(len(lat) - 1, int(len(lat) * 0.99))], 4) if lat else None
             out["sockets_held"] = len(held)
@@ -138,7 +216,19 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
             # the honest client's game still plays
             view = await b.view()
             out["honest_game_version"] = view["version"]
-    keys = [k async for k in r.scan_iter(match=f"{settings.namespace}:*", count=1000)]
+    finally:
+        for proc in (honest_proc, gateway):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
+    logs = log_path.read_text(errors="replace")
+    out["log_tracebacks"] = logs.count("Traceback")
+    out["log_internal_errors"] = logs.count("internal_error")
+    keys = [k async for k in r.scan_iter(match=f"{ns}:*", count=1000)]
     for i in range(0, len(keys), 500):
         await r.delete(*keys[i:i + 500])
     await r.aclose()

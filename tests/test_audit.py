@@ -25,7 +25,7 @@ from services.kernel.hashing import GENESIS
 from services.kernel.runner import LocalGame
 from tests.toygame import TOY, Add, Roll
 
-LANDED = [("questeros", 3), ("orion_duel", 2), ("quests_over_coffee", 1), ("quests_over_coffee", 2), ("reventure_orbtale", 4)]
+LANDED = [("questeros", 3), ("orion_duel", 2), ("quests_over_coffee", 1), ("quests_over_coffee", 2), ("reventure_orbtale", 4), ("orange_quest", 2)]
 
 # -- the published test vector (docs/fairness.md) ------------------------------------------
 
@@ -217,6 +217,9 @@ CHANCE_TAMPER = {
     "reventure_orbtale": ("reventure_orbtale.game_set_up", lambda body: body.update(inventories=[
         [body["inventories"][1][0], *body["inventories"][0][1:]], [body["inventories"][0][0], *body["inventories"][1][1:]],
         *body["inventories"][2:]])),
+    # the hero shuffle replaced: the heroes of seats 0 and 1 exchanged
+    "orange_quest": ("orange_quest.game_set_up", lambda body: body.update(heroes=[
+        body["heroes"][1], body["heroes"][0], *body["heroes"][2:]])),
 }
 
 

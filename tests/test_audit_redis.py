@@ -27,7 +27,7 @@ from services.local.demo import TitleStats, play_bot_game
 from services.runtime.serve import services_running
 from tests.toygame import Add, Roll
 
-LANDED = ["questeros", "orion_duel", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale"]
+LANDED = ["questeros", "orion_duel", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale", "orange_quest"]
 SEATS = {"eros_quest": 1, "fate_deck": 3}
 
 

@@ -230,3 +230,25 @@ def test_a_refusal_does_not_echo_a_huge_bot_name():
     g = LocalGame(get_title("questeros"), game_id="clock-bot-name")
     out = g.submit(CreateGame(seats=2, options={"on_timeout": "bot", "timeout_bot": "x" * 10_000}))
     assert isinstance(out, Rejected) and out.code == "unknown_bot" and len(out.message) < 200
+
+
+def test_a_title_timed_decision_keeps_its_deadline_by_key_and_charges_no_bank():
+    """Title.decision_seconds (Orange Quest's windows and agreement timer): a deadline with the
+    title's key whatever the clock option, kept while the key stays, never charged to a bank."""
+    from schemas.envelope import LifecycleOptions
+    from services.kernel import clock
+
+    for kind in ("none", "bank"):
+        opts = LifecycleOptions(clock=kind, bank_seconds=100)
+        c = clock.start(opts, 3)
+        c = clock.advance(opts, c, [1, 2], 0, T0, 5, timed={1: ("agree:1", 30), 2: ("agree:1", 30)})
+        assert [(d.seat, d.at, d.key) for d in c.deadlines] == [(1, T0 + 30_000, "agree:1"), (2, T0 + 30_000, "agree:1")]
+        # seat 1 acts 20 s later and is still waited for under the same key: its deadline stays
+        c2 = clock.advance(opts, c, [1, 2], 1, T0 + 20_000, 6, timed={1: ("agree:1", 30), 2: ("agree:1", 30)})
+        assert c2.deadlines == c.deadlines and c2.banks == c.banks and c2.timeouts == c.timeouts
+        # a new key (a Block extends a window) sets a new deadline; leaving the decision drops it
+        c3 = clock.advance(opts, c2, [2], 1, T0 + 21_000, 7, timed={2: ("window:1:2", 20)})
+        assert [(d.seat, d.at, d.key) for d in c3.deadlines] == [(2, T0 + 41_000, "window:1:2")]
+        assert c3.banks == c.banks
+        if kind == "none":
+            assert clock.advance(opts, c3, [0], 2, T0 + 22_000, 8).deadlines == ()

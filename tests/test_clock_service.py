@@ -162,3 +162,36 @@ def test_a_move_sent_before_its_deadline_is_in_time_when_a_worker_handles_it_lat
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_an_unreadable_log_entry_is_parked_by_the_clock_not_retried_for_ever(settings):
+    """A partition log entry the clock cannot handle (here: a ``clock_updated`` whose deadlines
+    are not readable, and an entry with no version) is tried ``max_failures`` times, then parked
+    in ``<tag>:log-dead`` with the clock's error and acknowledged in the group ``clock`` (before:
+    it stayed pending and was reclaimed for ever, a traceback each time)."""
+    import msgspec
+
+    from services.adapters.redis_store import GroupReader
+
+    async def main():
+        r = connect(settings.url)
+        k = settings.keys
+        p = k.partition("gbad")
+        async with services_running(settings, titles=[], projector=False, r=r, clock=True,
+                                    clock_kwargs={"tick": 0.05, "min_idle_ms": 50, "max_failures": 3}):
+            bad = msgspec.msgpack.encode({"body": {"type": "clock_updated", "deadlines": [{"seat": 0}]}})
+            ids = [await r.xadd(k.log(p), {"g": "gbad", "t": "orion_duel", "v": "3", "e": bad}),
+                   await r.xadd(k.log(p), {"g": "gbad", "t": "orion_duel", "e": bad})]
+
+            async def parked():
+                return len(await r.xrange(k.log_dead(p))) >= 2
+
+            await until(parked, what="both entries to be parked")
+            dead = await r.xrange(k.log_dead(p))
+            assert sorted(f[b"id"] for _, f in dead) == sorted(ids)
+            assert all(f[b"error"].startswith(b"clock: handling failed 3 times") for _, f in dead)
+            assert await GroupReader(r, k.log(p), GROUP, "probe").pending_count() == 0
+            assert not await r.exists(k.failures(k.log(p) + ":clock"))
+        await r.aclose()
+
+    anyio.run(main)

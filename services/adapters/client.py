@@ -121,6 +121,7 @@ class BusClient:
             delay = min(delay * 2, 0.05)
 
     async def feed(self, game_id: str, seat: int | None, after: int = 0) -> list[dict]:
-        """Feed entries of a seat with version > ``after``."""
-        rows = await self.r.xrange(self.keys.feed(game_id, seat), f"({after}-0" if after else "-", "+")
-        return [msgspec.json.decode(f[b"e"]) for _, f in rows]
+        """Feed entries of a seat with version > ``after`` (an ended game's derived from its stream)."""
+        from services.runtime import feeds
+
+        return [msgspec.json.decode(b) for _, b in await feeds.read(self.r, self.keys, game_id, seat, after, None)]

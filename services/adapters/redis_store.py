@@ -56,18 +56,23 @@ class Settings:
     """Seconds a client's reply inbox list lives after the last outcome pushed to it."""
     rejected_ttl: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_REJECTED_TTL", "86400")))
     """Seconds a rejected outcome is kept (``QUESTHALL_REJECTED_TTL``, default 24 h; 0: for good).
-    Accepted outcomes are kept with their game."""
+    Accepted outcomes are kept while their game runs."""
+    ended_outcome_ttl: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_ENDED_OUTCOME_TTL", "3600")))
+    """Seconds the accepted outcomes of an ended game are kept after its end
+    (``QUESTHALL_ENDED_OUTCOME_TTL``, default 1 h; 0: for good). A retry after that is decided
+    again and refused (the game is over): it can never be applied twice."""
 
     @property
     def keys(self) -> Keys:
         return Keys(self.namespace, self.partitions)
 
 
-def connect(url: str, *, max_connections: int = 4096, client_name: str | None = None) -> Any:
+def connect(url: str, *, max_connections: int = 4096, client_name: str | None = None, pool_wait: float = 20.0) -> Any:
     """An asyncio Redis client for ``url`` (``redis+cluster://host:port`` for Redis Cluster).
 
     ``max_connections``: the pool's bound (per node). On a single Redis the pool is a
-    ``BlockingConnectionPool``: a caller beyond the bound waits (up to 20 s) for a free
+    ``BlockingConnectionPool``: a caller beyond the bound waits (up to ``pool_wait`` s, then
+    redis-py's ``ConnectionError("No connection available.")``, see :func:`pool_exhausted`) for a free
     connection instead of opening one, so a client process that passes a small bound keeps a
     constant number of connections however many commands it has in flight (waiting callers
     hold none: see :mod:`services.adapters.inbox`). A service needs one connection per
@@ -82,8 +87,15 @@ def connect(url: str, *, max_connections: int = 4096, client_name: str | None = 
         from redis.asyncio.cluster import RedisCluster
 
         return RedisCluster.from_url("redis://" + url[len("redis+cluster://"):], **common)
-    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=20, **common)
+    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=pool_wait, **common)
     return aioredis.Redis.from_pool(pool)
+
+
+def pool_exhausted(exc: BaseException) -> bool:
+    """True if ``exc`` is a blocking pool's refusal after its wait: every connection was in use."""
+    from redis.exceptions import ConnectionError as RConn
+
+    return isinstance(exc, RConn) and str(exc).startswith("No connection available")
 
 
 def decode_outcome(data: bytes) -> Outcome:

@@ -139,7 +139,8 @@ return 1
 #       partition's change stream
 # ARGV: 1 expected applied version, 2 new version, 3 group, 4 message id ('' = none),
 #       5 n_views, 6 n_feeds, then n_views view payloads, then for each feed key:
-#       count, then count pairs (version, payload); then the game id and the change stream's
+#       count, then count pairs (version, payload) (count -1: delete the feed, the game ended;
+#       services/runtime/feeds.py derives it from the stream); then the game id and the change stream's
 #       approximate length cap (the gateway's one reader wakes the game's sockets from it)
 PROJECT = CHECK_TYPES + r"""
 local spec = {KEYS[1], 'string', KEYS[2], 'stream'}
@@ -176,6 +177,7 @@ for i = 1, nf do
   local key = KEYS[2 + nv + i]
   local count = tonumber(ARGV[a])
   a = a + 1
+  if count < 0 then redis.call('DEL', key) end  -- the game ended: its feeds are derived from its stream
   for j = 1, count do
     if tonumber(ARGV[a]) > tops[i] then redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1]) end
     a = a + 2

@@ -2,8 +2,11 @@
 
 A finished or abandoned game's Redis footprint is its event stream, command record, metadata,
 secret, snapshot, outcomes and read models (views, feeds, lobby entry, result). Archiving keeps
-only its ``questhall-bundle/1`` (compact JSON, zlib level 9) under
-``<ns>:{<ns>:archive}:<game>`` and deletes the rest. :func:`restore` writes the game's stream,
+only its bundle under ``<ns>:{<ns>:archive}:<game>``, as a ``questhall-archive/2`` record
+(services/audit/compact.py: the bundle without the fields it can derive, msgpack, xz; about 8 kB
+for a Questeros game) or, for a bundle that does not survive that round trip, as
+``questhall-bundle/1`` compact JSON under zlib level 9 (the older record, still read), and
+deletes the rest. :func:`restore` writes the game's stream,
 command record, metadata and seed back from the bundle (every event re-encoded to the bytes it
 was stored as: msgpack of the same keys in the same order) and projects its read models again,
 so ``rebuild`` and the audit see it as before. Outcomes are not restored: a retry of a command
@@ -21,6 +24,7 @@ from typing import Any
 import msgspec
 
 from services.adapters.redis_store import Settings
+from services.audit.compact import MAGIC, NotPackable, pack, unpack
 from services.audit.store import GameNotFound, export_bundle
 
 ENDED = (b"finished", b"abandoned")
@@ -45,10 +49,13 @@ async def _game_keys(r: Any, settings: Settings, game_id: str) -> list[str]:
     return keys
 
 
-async def game_bytes(r: Any, settings: Settings, game_id: str) -> int:
-    """Redis memory (``MEMORY USAGE``, bytes) of every key of one live game."""
+async def game_bytes(r: Any, settings: Settings, game_id: str, *, lasting: bool = False) -> int:
+    """Redis memory (``MEMORY USAGE``, bytes) of every key of one live game; ``lasting``: only
+    the keys without an expiry (what the game holds once its outcomes' grace has passed)."""
     total = 0
     for key in await _game_keys(r, settings, game_id):
+        if lasting and await r.ttl(key) > 0:
+            continue
         total += int(await r.memory_usage(key, samples=0) or 0)
     return total
 
@@ -65,7 +72,10 @@ async def archive(r: Any, settings: Settings, game_id: str) -> int:
     if meta.get(b"status") not in ENDED:
         raise NotArchivable(f"game {game_id!r} is {meta.get(b'status', b'?').decode()}: only ended games are archived")
     bundle = await export_bundle(r, settings, game_id)
-    record = zlib.compress(msgspec.json.encode(bundle), 9)
+    try:
+        record = pack(bundle)
+    except NotPackable:
+        record = zlib.compress(msgspec.json.encode(bundle), 9)
     await r.set(archive_key(settings, game_id), record)
     title = meta[b"title"].decode()
     for status in ("lobby", "active", "finished", "abandoned"):
@@ -97,7 +107,9 @@ async def archive_older(r: Any, settings: Settings, days: float, now_ms: int | N
 async def archived_bundle(r: Any, settings: Settings, game_id: str) -> dict | None:
     """The archived bundle of a game, or None if it is not archived."""
     raw = await r.get(archive_key(settings, game_id))
-    return msgspec.json.decode(zlib.decompress(raw)) if raw is not None else None
+    if raw is None:
+        return None
+    return unpack(raw) if raw.startswith(MAGIC) else msgspec.json.decode(zlib.decompress(raw))
 
 
 async def restore(r: Any, settings: Settings, game_id: str) -> int:

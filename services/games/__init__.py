@@ -1,6 +1,7 @@
 """Shipped titles. Importing this package registers each of them (one import per title)."""
 
 from services.games import (
+    orange_quest,  # noqa: F401
     orion_duel,  # noqa: F401
     questeros,  # noqa: F401
     quests_over_coffee,  # noqa: F401

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any
 
+import msgspec
 import structlog
 from litestar import Litestar, Request, Response, Router, get, post
 from litestar.config.cors import CORSConfig
@@ -23,7 +24,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.params import Parameter
+from litestar.params import HeaderParameter, Parameter
 
 from schemas.envelope import FeedEntry, Result, ViewEnvelope
 from schemas.gateway import (
@@ -63,7 +64,7 @@ SEAT_AUTH = [{"seat_token": []}]
 ADMIN_AUTH = [{"admin_token": []}]
 MIN_VERSION = ("Wait (bounded, QUESTHALL_READ_WAIT) until the read models reach this version: the "
                "version of the command's reply (504 not_projected if they do not).")
-AuthHeader = Annotated[str | None, Parameter(header="Authorization", required=False, description="Bearer <token>")]
+AuthHeader = Annotated[str | None, HeaderParameter(name="Authorization", required=False, description="Bearer <token>")]
 
 
 def _errors(*codes: int) -> dict[int, ResponseSpec]:
@@ -168,6 +169,15 @@ async def lobby(gw: GatewayService, title: str | None = None,
 
 # ---------------------------------------------------------------------------------------------
 # Seat routes (the token's game and seat must match the path)
+
+
+@post("/games/{game_id:str}/start", status_code=200, security=SEAT_AUTH,
+      responses=_errors(401, 403, 404, 409, 422, 429, 504),
+      summary="Start the game as its owner (the owner_token of its create; e.g. a game of bot seats only)")
+async def start_game_as_owner(game_id: str, gw: GatewayService, authorization: AuthHeader = None) -> CommandAccepted:
+    claims = gw.owner_claims(_bearer(authorization), game_id)
+    await gw.admit("start", f"{game_id}.owner", gw.config.admit_starts)
+    return await gw.start_as_owner(claims)
 
 
 @post("/games/{game_id:str}/seats/{seat:int}/start", status_code=200, security=SEAT_AUTH,
@@ -327,13 +337,33 @@ def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
     return _error(status, ErrorBody(code=code, message=msg), dict(exc.headers or {}) or None)
 
 
+_STRICT: dict[Any, msgspec.json.Decoder] = {}
+
+
 async def require_json(request: Request) -> None:
-    """A request with a body must say it is JSON (``application/json`` or ``+json``): 415 otherwise."""
+    """A request with a body must say it is JSON (``application/json`` or ``+json``): 415 otherwise.
+
+    And its body must be of its handler's ``data`` type *strictly*, as a socket message is
+    (``"quests": "1"`` or ``"seats": 2.0`` are refused, 400 ``invalid_request``): Litestar converts
+    bodies with ``strict=False``, which would take a string for a number and a whole float for
+    an int, so every body is first decoded here with msgspec's strict decoder of that type."""
     h = request.headers
     if (h.get("content-length", "0") != "0" or "transfer-encoding" in h) and request.method in ("POST", "PUT", "PATCH"):
         media = h.get("content-type", "").split(";", 1)[0].strip().lower()
         if media != JSON_MEDIA and not (media.startswith("application/") and media.endswith("+json")):
             raise ApiError(415, "unsupported_media_type", "Send the request body as JSON (Content-Type: application/json).")
+        data = request.route_handler.parsed_fn_signature.parameters.get("data")
+        if data is None:
+            return
+        dec = _STRICT.get(data.annotation)
+        if dec is None:
+            dec = _STRICT[data.annotation] = msgspec.json.Decoder(data.annotation, strict=True)
+        try:
+            dec.decode(await request.body())
+        except msgspec.ValidationError as exc:
+            raise ApiError(400, "invalid_request", f"The request is invalid: {exc}."[:500]) from None
+        except msgspec.DecodeError:
+            return  # malformed JSON: Litestar answers it (400) as before
 
 
 def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
@@ -343,8 +373,13 @@ def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
 
 
 def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
+    from services.adapters.redis_store import pool_exhausted
     from services.runtime.consumer import is_connection_error as _is_connection_error
 
+    if pool_exhausted(exc):  # every pool connection busy for QUESTHALL_POOL_WAIT s: shed, no traceback
+        log.warning("gateway_pool_exhausted")
+        return _error(503, ErrorBody(code="overloaded", message="The server is overloaded; retry in a second."),
+                      headers={"Retry-After": "1"})
     if _is_connection_error(exc):
         log.warning("gateway_redis_unavailable", error_type=type(exc).__name__)
         return _error(503, ErrorBody(code="unavailable", message="The backend store is unavailable; retry shortly."))
@@ -402,7 +437,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
 
     async def startup(app: Litestar) -> None:
         client = r if r is not None else connect(settings.url, max_connections=config.redis_connections,
-                                                        client_name=f"qh-gateway-{os.getpid()}")
+                                                        client_name=f"qh-gateway-{os.getpid()}", pool_wait=config.pool_wait)
         app.state.gw = GatewayService(client, settings, config, mets)
         app.state.own_redis = r is None
 
@@ -414,7 +449,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
     v1 = Router(path="/v1", route_handlers=[
         list_titles, title_detail, receipt_keys, create_game, get_game, game_head, join_game, spectator_view, spectator_feed, game_result, lobby,
         public_game_audit, public_game_bundle,
-        start_game, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
+        start_game, start_game_as_owner, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
     ])
     openapi = OpenAPIConfig(
         title="Questhall gateway", version="1.0.0",

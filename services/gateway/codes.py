@@ -17,7 +17,7 @@ GATEWAY_CODES: dict[str, int] = {
     "bad_request": 400,
     "token_missing": 401, "token_invalid": 401, "token_expired": 401, "token_revoked": 401,
     "admin_token_invalid": 401, "unauthorized": 401,
-    "token_wrong_game": 403, "token_wrong_seat": 403, "admin_disabled": 403, "forbidden": 403,
+    "token_wrong_game": 403, "token_wrong_seat": 403, "not_owner": 403, "admin_disabled": 403, "forbidden": 403,
     "game_not_found": 404, "unknown_title": 404, "view_not_ready": 404, "no_result": 404, "not_found": 404,
     "method_not_allowed": 405,
     "game_not_over": 409, "no_open_seat": 409, "command_id_reused": 409,
@@ -53,6 +53,11 @@ bad_dice bad_die bad_payer companion_already dice_already_chosen environment_alr
 help_limit_reached no_active_quest no_companion_left no_environment_left no_trade_spot
 not_a_response_item not_enough_money not_offered not_rolled_yet quest_in_progress
 shop_order_chosen slot_empty slot_is_trade trade_used hero_not_offered not_in_reserve unknown_card busy chance_unhonoured
+ability_used already_accepted already_attacked already_passed automatic_ability bad_conversion
+bad_distribution bad_put_in breakage duel_already_started empty_deck equipment_used must_convert name_a_card
+no_damage_card no_damage_to_reduce no_proposal no_target not_distributing not_equipped not_in_pool not_over_limit
+not_responding not_sharing nothing_to_block nothing_to_pass own_card powerlessness sacred_place secret_choice_open
+window_open
 """.split())
 """Rule rejection codes (409, or 422 for the malformed-command ones)."""
 

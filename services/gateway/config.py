@@ -69,6 +69,9 @@ class GatewayConfig:
     """Commands waited for at once (the bus is saturated when outcomes come slower than commands)."""
     redis_connections: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_REDIS_CONNECTIONS", "48")))
     """Size of the process's Redis pool (sockets and waiting commands hold none)."""
+    pool_wait: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_POOL_WAIT", "1.0")))
+    """Seconds a request waits for a free pool connection before it is answered 503 ``overloaded``
+    with ``Retry-After`` (a socket: close 1013)."""
     admit_creates: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_ADMIT_CREATES", "30")))
     admit_joins: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_ADMIT_JOINS", "60")))
     admit_starts: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_ADMIT_STARTS", "10")))

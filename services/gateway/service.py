@@ -50,9 +50,12 @@ from services.kernel.errors import Rejection
 from services.kernel.hashing import request_hash
 from services.kernel.signing import SigningKey, receipt_message
 from services.kernel.text import clean_name
+from services.runtime import feeds
 
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
+LAG_EVERY = 5.0
+"""Seconds between two reads of the consumer groups' lag for ``/metrics``."""
 MAX_VERSION = 2**53
 """The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
@@ -121,6 +124,7 @@ class GatewayService:
         self.keys = settings.keys
         self.config = config
         self.metrics = metrics
+        self._lag_at = -LAG_EVERY
         self.bus = CommandBus(r, settings)
         self.changes = ChangeFeed(r, self.keys)
         """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
@@ -212,9 +216,41 @@ class GatewayService:
         return out
 
     async def still_held(self, claims: tokens.SeatClaims) -> bool:
-        """True while the token's join is the seat's latest (not left, not retaken), per the event stream."""
+        """True while the token's join is the seat's latest (not left, not retaken), per the event
+        stream; never for an owner token (no seat)."""
+        if claims.s < 0:
+            return False
         holders = await self.seat_holders(claims.g)
         return claims.s < len(holders) and holders[claims.s] == claims.j
+
+    def owner_claims(self, token: str | None, game_id: str) -> tokens.SeatClaims:
+        """The claims of the game's owner token (issued by :meth:`create`). Raises ApiError 401
+        (missing, invalid, expired) or 403 ``token_wrong_game`` / ``not_owner`` (a seat token)."""
+        c = self.claims(token, game_id)
+        if c.s != tokens.OWNER:
+            raise ApiError(403, "not_owner", "This endpoint needs the game's owner token (from its create), not a seat token.")
+        return c
+
+    async def start_as_owner(self, claims: tokens.SeatClaims) -> CommandAccepted:
+        """Start the game for its owner: ``start`` sent as its lowest bot seat (a seat the server
+        plays, with no key), else as seat 0 (the rules refuse it while a seat is open, or if that
+        seat signs its commands: then its player starts the game). Raises ApiError as :meth:`start`."""
+        title = await self.title_of(claims.g)
+        botted = await self._bot_seats(claims.g)
+        seat = min(botted) if botted else 0
+        out = await self.submit(title, claims.g, StartGame(), seat, player="owner")
+        return self._accepted(out)
+
+    async def _bot_seats(self, game_id: str) -> set[int]:
+        """Seats joined as bots (``seat_botted`` before the start), from the game's own stream."""
+        out: set[int] = set()
+        for _, fields in await self.r.xrange(self.keys.game(game_id, "events"), "-", "+", count=200):
+            ev = _SEAT_EVENT.decode(fields[b"e"]).body
+            if ev.type == "seat_botted" and ev.seat is not None:
+                out.add(ev.seat)
+            elif ev.type == "seat_left" and ev.seat is not None:
+                out.discard(ev.seat)
+        return out
 
     async def seat_claims(self, token: str | None, game_id: str, seat: int) -> tokens.SeatClaims:
         """:meth:`claims`, and the token's holder still holds the seat (else 401 ``token_revoked``)."""
@@ -232,35 +268,42 @@ class GatewayService:
         if not token or not hmac.compare_digest(token.encode(), self.config.admin_token.encode()):
             raise ApiError(401, "admin_token_invalid", "The admin token is missing or wrong.")
 
+    async def _windowed(self, prefix: str, window: int) -> tuple[float, int]:
+        """Count one request under ``prefix`` and return ``(requests in the last window s, s until
+        the count can drop)``: a sliding window estimated from two fixed ones (this window's
+        count plus the previous one's, weighted by how much of it is still inside the last
+        ``window`` s), so that a burst astride a window boundary is not counted twice over.
+        One round trip; the counters expire after two windows."""
+        now = time.time()
+        slot = int(now // window)
+        async with self.r.pipeline(transaction=False) as p:
+            p.incr(f"{prefix}:{slot}")
+            p.expire(f"{prefix}:{slot}", window * 2 + 1)
+            p.get(f"{prefix}:{slot - 1}")
+            n, _, prev = await p.execute()
+        inside = 1 - (now - slot * window) / window
+        return n + int(prev or 0) * inside, max(1, int((slot + 1) * window - now) + 1)
+
     async def admit(self, kind: str, who: str, limit: int, window: int = 60) -> None:
         """Count one ``kind`` request (``create``, ``join``, ``start``, ``audit``) of ``who`` (a client
         address or a token's seat); raises ApiError 429 ``rate_limited`` with ``Retry-After`` past
-        ``limit`` per ``window`` s. A fixed window in Redis, shared by every replica, in its own slot."""
-        slot = int(time.time() // window)
-        key = f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}:{slot}"
-        async with self.r.pipeline(transaction=False) as p:
-            p.incr(key)
-            p.expire(key, window * 2 + 1)
-            n, _ = await p.execute()
+        ``limit`` in the last ``window`` s (sliding, see :meth:`_windowed`). Counted in Redis,
+        shared by every replica, in its own slot."""
+        n, retry = await self._windowed(f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}", window)
         if n > limit:
-            retry = max(1, int((slot + 1) * window - time.time()) + 1)
             raise ApiError(429, "rate_limited", f"At most {limit} {kind} requests per {window} s; retry in {retry} s.",
                            headers={"Retry-After": str(retry)})
 
     async def rate_check(self, game_id: str, seat: int) -> None:
         """Count one command of ``seat``; raises ApiError 429 ``rate_limited`` past the limit.
 
-        A fixed window in Redis (shared by every gateway replica), key in the game's slot.
+        Sliding (see :meth:`_windowed`), counted in Redis (shared by every gateway replica), key
+        in the game's slot.
         """
         window = self.config.rate_window
-        slot = int(time.time() // window)
-        key = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}:{slot}"  # not a read model
-        async with self.r.pipeline(transaction=False) as p:
-            p.incr(key)
-            p.expire(key, window * 2 + 1)
-            n, _ = await p.execute()
+        prefix = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}"  # not a read model
+        n, retry = await self._windowed(prefix, window)
         if n > self.config.rate_per_seat:
-            retry = max(1, int((slot + 1) * window - time.time()) + 1)
             raise ApiError(429, "rate_limited",
                            f"At most {self.config.rate_per_seat} commands per {window} s per seat; retry in {retry} s.",
                            headers={"Retry-After": str(retry)})
@@ -359,8 +402,16 @@ class GatewayService:
         # create of a taken id goes to the rules (game_exists / wrong_title), never that outcome.
         digest = hashlib.sha256(msgspec.json.encode([title, body], order="sorted")).hexdigest()[:32]
         out = await self.submit(title, gid, body, None, client_id=f"create.{digest}")
+        at = await self._event_time(gid, 1)  # a retried create gets the very same owner token
+        owner = tokens.issue(self.config.token_keys, self.settings.namespace, gid, tokens.OWNER, "", self.config.token_ttl,
+                             now=at, join_version=1)
         return GameCreatedReply(game_id=gid, title=title, seats=seats, version=out.version,
-                                receipt=self.receipt(gid, out.version, out.head_hash))
+                                receipt=self.receipt(gid, out.version, out.head_hash), owner_token=owner)
+
+    async def _event_time(self, game_id: str, version: int) -> float | None:
+        """``recorded_at`` (unix seconds) of one stored event, None if there is none."""
+        row = await self.r.xrange(self.keys.game(game_id, "events"), f"{version}-0", f"{version}-0")
+        return (msgspec.msgpack.decode(row[0][1][b"e"]).get("recorded_at", 0) / 1000 or None) if row else None
 
     async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None,
                    public_key: str = "", bot: str = "") -> SeatGrant:
@@ -412,8 +463,13 @@ class GatewayService:
             shown = clean_name(name if name.strip() or not bot else f"{bot} bot")  # what the worker stored in seat_joined
         except Rejection:
             shown = name.strip()
-        token = tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown, self.config.token_ttl,
-                             join_version=joined_at)
+        # the expiry counts from the join's own event, not from now: a retry of the join (same
+        # command id) gets the very same token, whenever it comes
+        # a bot seat gets no token: the server plays it from its own view, and nobody else may
+        # read its hand or move for it (the game's owner token starts an all-bot game)
+        token = "" if bot else tokens.issue(self.config.token_keys, self.settings.namespace, game_id, seat, shown,
+                                            self.config.token_ttl, now=await self._event_time(game_id, joined_at),
+                                            join_version=joined_at)
         return SeatGrant(game_id=game_id, title=title, seat=seat, name=shown, token=token, version=out.version,
                          receipt=self.receipt(game_id, out.version, out.head_hash))
 
@@ -527,8 +583,8 @@ class GatewayService:
         await self.title_of(game_id)
         if not 0 <= after <= MAX_VERSION or not 1 <= limit <= 1000:
             raise ApiError(400, "bad_range", f"after must be 0 to {MAX_VERSION} and limit 1 to 1000.")
-        rows = await self.r.xrange(self.keys.feed(game_id, seat), f"({after}-0" if after else "-", "+", count=limit)
-        return b"[" + b",".join(f[b"e"] for _, f in rows) + b"]"
+        rows = await feeds.read(self.r, self.keys, game_id, seat, after, limit)
+        return b"[" + b",".join(b for _, b in rows) + b"]"
 
     async def lobby(self, title: str | None, status: str, limit: int) -> list[LobbyGame]:
         """Games of ``title`` (every title if None) with ``status`` (``open``/``running`` or a
@@ -541,14 +597,20 @@ class GatewayService:
         names = sorted(all_titles()) if title is None else [title]
         if title is not None and title not in all_titles():
             raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
-        out: list[LobbyGame] = []
-        for t in names:
-            for gid in await self.r.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1):
-                h = await self.r.hgetall(self.keys.lobby_game(gid.decode()))
-                if h:
-                    out.append(_lobby_game(gid.decode(), h))
+        # two round trips whatever the limit: every title's newest ids (scores: created_at), merged
+        # and cut to the limit, then their entries in one pipeline (was one HGETALL each: ~3,000)
+        async with self.r.pipeline(transaction=False) as pipe:
+            for t in names:
+                pipe.zrevrange(self.keys.lobby_index(t, st), 0, limit - 1, withscores=True)
+            ranked = await pipe.execute()
+        newest = sorted(((-score, gid.decode()) for rows in ranked for gid, score in rows))[:limit]
+        async with self.r.pipeline(transaction=False) as pipe:
+            for _, gid in newest:
+                pipe.hgetall(self.keys.lobby_game(gid))
+            entries = await pipe.execute()
+        out = [_lobby_game(gid, h) for (_, gid), h in zip(newest, entries, strict=True) if h]
         out.sort(key=lambda g: -g.created_at)
-        return out[:limit]
+        return out
 
     async def game(self, game_id: str) -> LobbyGame:
         """The lobby entry of one game. Raises ApiError 404."""
@@ -606,22 +668,34 @@ class GatewayService:
     # -- metrics -------------------------------------------------------------------------------
 
     async def refresh_lag(self) -> None:
-        """Set the lag gauges: undelivered + pending entries per consumer group (all partitions)."""
+        """Set the lag gauges: undelivered + pending entries per consumer group (all partitions).
+
+        One pipelined round trip of ``XINFO GROUPS`` (partitions x (titles + 1) streams), at
+        most once per :data:`LAG_EVERY` s however often ``/metrics`` is scraped (an
+        unauthenticated endpoint: a scrape storm costs Redis nothing more)."""
+        now = time.monotonic()
+        if now - self._lag_at < LAG_EVERY:
+            return
+        self._lag_at = now
         k = self.keys
         groups: dict[str, int] = {}
-        for p in range(self.settings.partitions):
-            streams = [(k.commands(p, t), f"worker:{t}") for t in sorted(all_titles())] + [(k.log(p), "projector")]
-            for stream, group in streams:
-                try:
-                    infos = await self.r.xinfo_groups(stream)
-                except ResponseError:
+        streams = [(k.commands(p, t), f"worker:{t}") for p in range(self.settings.partitions) for t in sorted(all_titles())]
+        streams += [(k.log(p), "projector") for p in range(self.settings.partitions)]
+        async with self.r.pipeline(transaction=False) as pipe:
+            for stream, _ in streams:
+                pipe.xinfo_groups(stream)
+            answers = await pipe.execute(raise_on_error=False)
+        for (_, group), infos in zip(streams, answers, strict=True):
+            if isinstance(infos, Exception):
+                if not isinstance(infos, ResponseError):  # no such stream yet: nothing to count
+                    raise infos
+                continue
+            for info in infos:
+                name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+                if name != group:
                     continue
-                for info in infos:
-                    name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
-                    if name != group:
-                        continue
-                    lag = info.get("lag") or 0
-                    groups[group] = groups.get(group, 0) + int(lag) + int(info.get("pending") or 0)
+                lag = info.get("lag") or 0
+                groups[group] = groups.get(group, 0) + int(lag) + int(info.get("pending") or 0)
         for group, n in groups.items():
             self.metrics.group_lag.labels(group=group).set(n)
         self.metrics.projection_lag.set(groups.get("projector", 0))

@@ -18,6 +18,8 @@ import time
 import msgspec
 
 PREFIX = "qh1"
+OWNER = -1
+"""The seat of a game owner's token (issued at create): no seat; it only starts the game."""
 
 
 class SeatClaims(msgspec.Struct, frozen=True):

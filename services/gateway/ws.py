@@ -35,6 +35,7 @@ from schemas.gateway import WsError, WsOutcome, WsPing
 from services.gateway.fanout import Waker
 from services.gateway.service import ApiError, GatewayService, view_version
 from services.gateway.wire import WS_CLIENT_MESSAGE
+from services.runtime import feeds
 
 log = structlog.get_logger("questhall.gateway.ws")
 
@@ -53,7 +54,7 @@ class _Pusher:
         self.claims = claims
         self.socket = socket
         self.game_id = game_id
-        self.feed_key = gw.keys.feed(game_id, seat)
+        self.seat = seat
         self.view_key = gw.keys.view(game_id, seat)
         self.commands_key = gw.keys.game(game_id, "commands")
         self.cursor = since
@@ -64,13 +65,15 @@ class _Pusher:
         async with self.lock:
             await self.socket.send_data(data.decode(), mode="text")
 
-    async def _send_entries(self, rows: list[Any]) -> None:
-        for mid, fields in rows:
-            v = int(mid.split(b"-")[0])
+    async def _send_entries(self, rows: list[tuple[int, bytes]]) -> None:
+        for v, entry in rows:
             if v <= self.cursor:
                 continue
-            await self.send(b'{"type":"feed","version":%d,"entry":%s}' % (v, fields[b"e"]))
+            await self.send(b'{"type":"feed","version":%d,"entry":%s}' % (v, entry))
             self.cursor = v
+
+    async def _read(self, upto: int | None, limit: int | None) -> list[tuple[int, bytes]]:
+        return await feeds.read(self.gw.r, self.gw.keys, self.game_id, self.seat, self.cursor, limit, upto)
 
     async def run(self) -> None:
         """Push from ``since`` on; then again whenever the game's read models change (woken by
@@ -94,7 +97,7 @@ class _Pusher:
             await self.socket.close(4401, "token_revoked: the seat was left and taken by another player")
             return False
         while True:
-            rows = await r.xrange(self.feed_key, f"({self.cursor}-0", "+", count=PAGE)
+            rows = await self._read(None, PAGE)
             await self._send_entries(rows)
             if len(rows) < PAGE:
                 break
@@ -104,7 +107,7 @@ class _Pusher:
         w = view_version(raw)
         if w > self.view_sent and await r.xrange(self.commands_key, f"{w}-0", f"{w}-0"):
             if w > self.cursor:
-                await self._send_entries(await r.xrange(self.feed_key, f"({self.cursor}-0", f"{w}-0"))
+                await self._send_entries(await self._read(w, None))
             await self.send(b'{"type":"view","version":%d,"view":%s}' % (w, raw))
             self.view_sent = w
             self.cursor = max(self.cursor, w)

@@ -17,13 +17,17 @@ Rules (docs/gateway.md "Clocks"):
 - A seat marked absent gets a deadline at the moment it starts waiting (it falls due at once).
 - A timeout that plays no move (the title has no default move, or it is not legal) leaves its
   seat without a deadline until a later command: it never falls due again at once.
+- A title's timed decision (``Title.decision_seconds``: a response window, an agreement timer)
+  gives the seat ``(key, seconds)``: a deadline with that ``key`` whatever the ``clock`` option
+  (also ``none``), kept while the key stays the same (the seat acting does not restart it), never
+  charging a bank; its timeout plays the title's default move (no forfeit, bot or absence).
 - A move is in time when its ``received_at`` is at most the deadline (inclusive); later, it is
   refused ``out_of_time`` and the timeout decides the turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
@@ -74,7 +78,8 @@ def start(opts: LifecycleOptions, seats: int) -> ClockState:
 
 
 def advance(opts: LifecycleOptions, clock: ClockState, waiting: Sequence[int], actor: int | None, now: int,
-            set_at: int, *, timed_out: bool = False, absent: Sequence[int] = (), idle: bool = False) -> ClockState:
+            set_at: int, *, timed_out: bool = False, absent: Sequence[int] = (), idle: bool = False,
+            timed: Mapping[int, tuple[str, int]] | None = None) -> ClockState:
     """The clocks after a command of ``actor`` (None: no seat, e.g. ``start``) decided at ``now`` (ms).
 
     ``waiting``: seats the game waits for after the command; ``set_at``: the game version after
@@ -83,8 +88,10 @@ def advance(opts: LifecycleOptions, clock: ClockState, waiting: Sequence[int], a
     actor's timeout played no move (the title has none, or it was not legal), so the actor gets
     no new deadline now (a later command starts its next decision): an absent seat or an empty
     bank would otherwise fall due again at once, and the timeouts would follow each other without end.
+    ``timed``: the title's timed decisions of waited seats, seat -> ``(key, seconds)`` (module docstring).
     """
-    if opts.clock == "none":
+    timed = timed or {}
+    if opts.clock == "none" and not timed and not clock.deadlines:
         return clock
     old = {d.seat: d for d in clock.deadlines}
     banks = list(clock.banks)
@@ -93,22 +100,36 @@ def advance(opts: LifecycleOptions, clock: ClockState, waiting: Sequence[int], a
     inc = opts.increment_seconds * 1000
     if actor is not None and 0 <= actor < len(timeouts):
         d = old.pop(actor, None)
-        if opts.clock == "bank" and d is not None:
-            banks[actor] = inc if timed_out else max(0, banks[actor] - max(0, now - d.since)) + inc
-        if timed_out:
-            timeouts[actor] += 1
+        if d is not None and d.key and not timed_out and actor in timed and timed[actor][0] == d.key:
+            old[actor] = d  # the same timed decision goes on: its deadline stays
+        elif d is not None and d.key:
+            pass  # a timed decision is neither charged to a bank nor counted as a timeout in a row
         else:
-            timeouts[actor] = 0
-            away.discard(actor)
+            if opts.clock == "bank" and d is not None:
+                banks[actor] = inc if timed_out else max(0, banks[actor] - max(0, now - d.since)) + inc
+            if timed_out:
+                timeouts[actor] += 1
+            else:
+                timeouts[actor] = 0
+                away.discard(actor)
     for s, d in old.items():  # no longer waited for without acting: charge the bank
-        if s not in waiting and opts.clock == "bank":
+        if s not in waiting and opts.clock == "bank" and not d.key:
             banks[s] = max(0, banks[s] - max(0, now - d.since))
     deadlines = []
     for s in sorted(set(waiting)):
         if idle and s == actor:
             continue
-        if s in old:
+        if s in timed:
+            key, seconds = timed[s]
+            if s in old and old[s].key == key:
+                deadlines.append(old[s])
+            else:
+                deadlines.append(Deadline(seat=s, at=now + seconds * 1000, set_at=set_at, since=now, key=key))
+            continue
+        if s in old and not old[s].key:
             deadlines.append(old[s])
+            continue
+        if opts.clock == "none":
             continue
         length = 0 if s in away else (opts.move_seconds * 1000 if opts.clock == "move" else banks[s])
         deadlines.append(Deadline(seat=s, at=now + length, set_at=set_at, since=now))

@@ -128,6 +128,18 @@ class Title(Generic[S]):
         """The winners when ``seat`` forfeits a running game. Default: every other seat."""
         return [s for s in range(seats) if s != seat]
 
+    timed_decisions: ClassVar[bool] = False
+    """True if :meth:`decision_seconds` may give a seat a deadline of the title's own (the game
+    then keeps clocks even with the ``clock`` option ``none``)."""
+
+    def decision_seconds(self, state: S, seat: int) -> tuple[str, int] | None:
+        """The title's own deadline for ``seat``'s decision now, ``(key, seconds)``, or None.
+
+        For rules that fix a time (a response window, "agree within 30 seconds"), independent of
+        the lifecycle clock: the deadline stays while ``key`` stays the same, and its timeout
+        plays :meth:`default_move` (services/kernel/clock.py). Only read if ``timed_decisions``."""
+        return None
+
     def secret_choice(self, state: S) -> SecretChoice | None:
         """The simultaneous secret choice open now (key and awaited seats), or None."""
         return None

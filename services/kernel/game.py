@@ -374,8 +374,12 @@ def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout,
     if d is None or d.set_at != body.version or game.rules is None:
         return []
     lopts = lifecycle_options(game.options)
-    reason = ("The seat's time bank ran out." if lopts.clock == "bank"
-              else f"The {lopts.move_seconds} s for the decision ran out.")
+    if d.key:  # a title's timed decision (a response window): its default move, nothing else
+        lopts = msgspec.structs.replace(lopts, on_timeout="default_move", absent_after=0)
+        reason = f"The {(d.at - d.since) // 1000} s of the timed decision ran out."
+    else:
+        reason = ("The seat's time bank ran out." if lopts.clock == "bank"
+                  else f"The {lopts.move_seconds} s for the decision ran out.")
     events: list[Event] = [TimedOut(seat=body.seat, deadline=d.at, action=lopts.on_timeout, reason=reason)]
     in_row = (game.clock.timeouts[body.seat] if body.seat < len(game.clock.timeouts) else 0) + 1
     absent: list[int] = []
@@ -435,8 +439,12 @@ def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: in
         # not the clock), set again at this version so that their timeouts get new command ids
         base = msgspec.structs.replace(g.clock, deadlines=tuple(msgspec.structs.replace(d, set_at=set_at)
                                                                 for d in g.clock.deadlines))
-    new = clocks.advance(lopts, base, to_move(title, g), actor, now, set_at,
-                         timed_out=timed_out, absent=absent or (), idle=idle)
+    waiting = to_move(title, g)
+    timed = {}
+    if title.timed_decisions and g.rules is not None:
+        timed = {s: t for s in waiting if (t := title.decision_seconds(g.rules, s)) is not None}
+    new = clocks.advance(lopts, base, waiting, actor, now, set_at,
+                         timed_out=timed_out, absent=absent or (), idle=idle, timed=timed)
     return [clocks.event(new)] if new != g.clock else []
 
 
@@ -472,7 +480,7 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
     if isinstance(body, GameStarted):
         opts = typed_options(title, game.options)
         lopts = lifecycle_options(game.options)
-        clock = clocks.start(lopts, len(game.seats)) if lopts.clock != "none" else None
+        clock = clocks.start(lopts, len(game.seats)) if lopts.clock != "none" or title.timed_decisions else None
         return rep(game, status="active", rules=title.initial_state(opts, len(game.seats)), clock=clock)
     if isinstance(body, ClockUpdated):
         return rep(game, clock=clocks.apply(body))

@@ -13,6 +13,12 @@ Two loops per partition, for any number of replicas:
   member is removed once the outcome is in; a send that got no outcome (worker or Redis down)
   is sent again after the lease, under the same id, which can only get the first outcome.
 
+An entry the keep loop cannot handle (no game or version, a ``clock_updated`` it cannot read)
+stays pending and is tried again when reclaimed; after ``max_failures`` failed tries (counted
+in ``<log>:clock:failures``) it is parked in ``<tag>:log-dead`` with the error, as the
+projector parks its own (``clock_entry_parked``), and acknowledged, so it neither loops for
+ever nor holds up the partition's other deadlines.
+
 A deadline is decided by the worker against the version it was set at, so a deadline that
 fires late (after a SIGKILL or a Redis restart) fires once, and a seat that moved in time
 made it a stale no-op. Bounds: the set holds one member per seat a running game waits for; the
@@ -31,7 +37,7 @@ import structlog
 
 from schemas.envelope import CommandEnvelope, Timeout
 from services.adapters import scripts
-from services.adapters.redis_store import CommandBus, GroupReader, Settings
+from services.adapters.redis_store import CommandBus, EventStore, GroupReader, Settings
 from services.runtime.consumer import consumer_name, is_connection_error, serve_log_group
 
 log = structlog.get_logger("questhall.clock")
@@ -64,7 +70,7 @@ class Clock:
 
     def __init__(self, r: Any, settings: Settings, *, consumer: str | None = None, partitions: list[int] | None = None,
                  tick: float = 0.2, batch: int = 64, lease_ms: int = 10_000, outcome_timeout: float = 10.0,
-                 min_idle_ms: int = 30_000, reap_idle_ms: int = 3_600_000) -> None:
+                 min_idle_ms: int = 30_000, reap_idle_ms: int = 3_600_000, max_failures: int = 5) -> None:
         self.r = r
         self.settings = settings
         self.keys = settings.keys
@@ -77,6 +83,10 @@ class Clock:
         self.min_idle_ms = min_idle_ms
         self.reap_idle_ms = reap_idle_ms
         self.bus = CommandBus(r, settings)
+        self.store = EventStore(r, settings)
+        self.max_failures = max_failures
+        self.parked_entries = 0
+        """Log entries parked after ``max_failures`` failed tries."""
         self._keep = r.register_script(scripts.DEADLINES)
         self.fired = 0
         self.beats: dict[str, float] = {}
@@ -94,15 +104,38 @@ class Clock:
 
     # -- keep ---------------------------------------------------------------------------------
     async def _entry(self, rd: GroupReader, mid: str, fields: dict, _delivered: int) -> None:
+        try:
+            await self._keep_entry(rd, mid, fields)
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise
+            await self._failed(rd, mid, fields, exc)
+
+    async def _failed(self, rd: GroupReader, mid: str, fields: dict, exc: Exception) -> None:
+        """Count a failed try of a log entry (left pending); park it after ``max_failures``."""
+        gid = fields.get(b"g", b"?").decode(errors="replace")[:80]
+        version = fields.get(b"v", b"?").decode(errors="replace")[:20]
+        fails = self.keys.failures(rd.stream + ":clock")
+        tries = await self.r.hincrby(fails, mid, 1)
+        if tries < self.max_failures:
+            log.error("clock_entry_failed", stream=rd.stream, message_id=mid, game_id=gid, version=version, tries=tries,
+                      error=f"{type(exc).__name__}: {exc}"[:300])
+            return
+        error = f"clock: handling failed {self.max_failures} times: {type(exc).__name__}: {exc}"[:500]
+        p = next(q for q in self.partitions if self.keys.log(q) == rd.stream)
+        await self.store.park(stream=rd.stream, dead=self.keys.log_dead(p), group=GROUP, msg_id=mid,
+                              payload=fields.get(b"e", b""), error=error)
+        await self.r.hdel(fails, mid)
+        self.parked_entries += 1
+        log.error("clock_entry_parked", stream=rd.stream, message_id=mid, game_id=gid, version=version, error=error)
+
+    async def _keep_entry(self, rd: GroupReader, mid: str, fields: dict) -> None:
         gid = fields[b"g"].decode()
         title = fields[b"t"].decode()
         v = int(fields[b"v"])
-        try:
-            env = msgspec.msgpack.decode(fields[b"e"])
-            body = env.get("body") or {}
-            tag = body.get("type")
-        except Exception:  # not ours to judge: the projector reports unreadable events
-            tag, body = None, {}
+        env = msgspec.msgpack.decode(fields[b"e"])
+        body = env.get("body") or {}
+        tag = body.get("type")
         p = self.keys.partition(gid)
         keys = [self.keys.deadlines(p), self.keys.deadline_games(p), rd.stream]
         if tag == "clock_updated":

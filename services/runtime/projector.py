@@ -39,12 +39,14 @@ from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.decider import Title
+from services.runtime import feeds
 from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
 
 log = structlog.get_logger("questhall.projector")
 
 GROUP = "projector"
 STATUSES = ("lobby", "active", "finished", "abandoned")
+ENDED = ("finished", "abandoned")
 _LOBBY_EVENTS = tuple(e for e in LIFECYCLE_EVENTS if e is not SeedRevealed)
 """Events that change a game's lobby entry or result."""
 JSON = msgspec.json.Encoder()
@@ -69,15 +71,7 @@ def projection(title: Title, game: lifecycle.Game, new_events: list[EventEnvelop
     """
     seats: list[int | None] = [*range(len(game.seats)), None]
     views = [(s, JSON.encode(lifecycle.view(title, game, s))) for s in seats]
-    feeds = []
-    for s in seats:
-        entries = []
-        for e in new_events:
-            fe = lifecycle.redact(title, e, s)
-            if fe is not None:
-                entries.append((e.version, JSON.encode(fe)))
-        feeds.append((s, entries))
-    return views, feeds
+    return views, [(s, feeds.entries(title, new_events, s)) for s in seats]
 
 
 class Projector:
@@ -230,6 +224,8 @@ class Projector:
                     self.cache.pop(gid, None)
                     continue
                 if res[0] in (b"ok", b"skip"):
+                    if res[0] == b"ok":
+                        await self._settle(self.cache.get(gid), after)
                     self._remember(after)
                     self.applied += 1
                     continue
@@ -280,11 +276,15 @@ class Projector:
         """``(keys, args)`` of the projection script bringing a game's read models from ``before`` to ``after``."""
         k = self.keys
         gid = after.game_id
-        views, feeds = projection(title, after, new)
+        views, feed_rows = projection(title, after, new)
         view_keys = [k.view(gid, s) for s, _ in views]
-        feed_keys = [k.feed(gid, s) for s, _ in feeds]
-        args: list[Any] = [before.version, after.version, GROUP, msg_id, len(views), len(feeds), *[b for _, b in views]]
-        for _, rows in feeds:
+        feed_keys = [k.feed(gid, s) for s, _ in feed_rows]
+        args: list[Any] = [before.version, after.version, GROUP, msg_id, len(views), len(feed_rows), *[b for _, b in views]]
+        ended = after.status in ENDED
+        for _, rows in feed_rows:
+            if ended:  # an ended game's feeds are derived from its stream (services/runtime/feeds.py)
+                args.append(-1)
+                continue
             args.append(len(rows))
             for v, b in rows:
                 args += [v, b]
@@ -327,12 +327,35 @@ class Projector:
             res = await self._project(keys=keys, args=args)
             tag = res[0].decode()
             if tag in ("ok", "skip"):
+                if tag == "ok":
+                    await self._settle(game, after)
                 self._remember(after)
                 self.applied += 1
                 log.debug("projected", title=title.name, game_id=game_id, version=after.version)
                 return tag
             self.cache.pop(game_id, None)
         raise RuntimeError(f"could not project game {game_id!r} to version {version}: kept conflicting")
+
+    async def _settle(self, before: lifecycle.Game | None, after: lifecycle.Game) -> None:
+        """Once a projection ended the game: its accepted outcomes expire after
+        ``ended_outcome_ttl`` s (every command id its events name; the rejected ones expire
+        already). Its feeds went with the projection (services/runtime/feeds.py)."""
+        ttl = self.settings.ended_outcome_ttl
+        if after.status not in ENDED or (before is not None and before.status in ENDED) or ttl <= 0:
+            return
+        gid = after.game_id
+        ids: set[str] = set()
+        lo = "-"
+        while True:
+            batch = await self.r.xrange(self.keys.game(gid, "events"), lo, "+", count=500)
+            ids.update(msgspec.msgpack.decode(f[b"e"]).get("command_id", "") for _, f in batch)
+            if len(batch) < 500:
+                break
+            lo = "(" + batch[-1][0].decode()
+        async with self.r.pipeline(transaction=False) as pipe:
+            for cid in sorted(ids - {""}):
+                pipe.expire(self.keys.outcome(gid, cid), ttl)
+            await pipe.execute()
 
     async def _update_lobby(self, game: lifecycle.Game) -> None:
         await self._lobby_call(game, None)

@@ -2,12 +2,14 @@
 
 Fixtures:
 
-- ``chromium``: one headless Chromium per test session (``/usr/bin/chromium`` through
-  ``/usr/bin/chromedriver``; never a Selenium Manager download: the network is closed). Skips,
-  printing the reason, only when the browser or its driver cannot be found (``.ci/run``
-  installs both as root when absent).
+- ``chromiums``: the session's headless Chromiums (``/usr/bin/chromium`` through
+  ``/usr/bin/chromedriver``; never a Selenium Manager download: the network is closed), started
+  when first needed, at most :data:`MAX_BROWSERS`. Skips, printing the reason, only when the
+  browser or its driver cannot be found (``.ci/run`` installs both as root when absent).
+  ``chromium``: the first of them as a plain WebDriver.
 - ``browser``: a :class:`Browser` for one test: ``browser.page(url)`` opens a fresh tab (its own
-  ``sessionStorage``, so two tabs are two players); every tab the test opened is closed after it.
+  ``sessionStorage``, so two tabs are two players), page 1 in the first Chromium, page 2 in the
+  second, ...; every tab the test opened is closed after it.
 - ``web_gateway``: a real gateway (every title's worker, the projector and the bot service) on
   a free port of 127.0.0.1, one per test module, serving ``clients/web`` (``/play``, ``/audit``).
 
@@ -38,6 +40,8 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
          "--disable-dev-shm-usage", "--disable-extensions", "--disable-default-apps",
          "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
          "--disable-backgrounding-occluded-windows", "--window-size=1280,1000")
+MAX_BROWSERS = 3
+"""Chromium processes a session starts at most; a test's 4th tab shares the first one's."""
 WAIT_S = 30.0
 """How long ``Page.wait`` waits for a condition before failing (a bound, not a timed assert)."""
 
@@ -48,9 +52,46 @@ def _find(path: str, name: str) -> str | None:
     return shutil.which(name)
 
 
+class Chromiums:
+    """Headless Chromium sessions, started when first asked for (at most :data:`MAX_BROWSERS`).
+
+    Tabs of one browser share its process: switching the driver between them costs a round trip
+    of ~80 ms, so a test's pages go to different browsers (``Browser.page``)."""
+
+    def __init__(self, binary: str, driver: str) -> None:
+        self.binary = binary
+        self.driver = driver
+        self.started: list[tuple[Any, str]] = []
+
+    def get(self, i: int) -> Any:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        while len(self.started) <= i:
+            profile = tempfile.mkdtemp(prefix="qh-chromium-")
+            opts = webdriver.ChromeOptions()
+            opts.binary_location = self.binary
+            for f in (*FLAGS, f"--user-data-dir={profile}"):
+                opts.add_argument(f)
+            opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+            drv = webdriver.Chrome(service=Service(self.driver), options=opts)
+            drv.set_script_timeout(WAIT_S)
+            drv._qh_tab = drv.current_window_handle
+            drv._qh_home = drv._qh_tab
+            self.started.append((drv, profile))
+        return self.started[i][0]
+
+    def quit(self) -> None:
+        for drv, profile in self.started:
+            try:
+                drv.quit()
+            finally:
+                shutil.rmtree(profile, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def chromium() -> Iterator[Any]:
-    """A headless Chromium WebDriver for the session (skips with the reason when absent)."""
+def chromiums() -> Iterator[Chromiums]:
+    """The session's headless Chromiums (skips, printing the reason, when Chromium is absent)."""
     binary, driver = _find(CHROMIUM, "chromium"), _find(CHROMEDRIVER, "chromedriver")
     missing = [n for n, p in (("chromium", binary), ("chromedriver", driver)) if p is None]
     if missing:
@@ -58,24 +99,19 @@ def chromium() -> Iterator[Any]:
                   ".ci/run installs them as root)")
         print(f"SKIP browser tests: {reason}")
         pytest.skip(reason)
+    import selenium  # noqa: F401  (the test extra holds selenium: a broken install fails, never skips)
+
+    pool = Chromiums(binary, driver)
     try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:  # the test extra holds selenium: a broken install fails, never skips
-        raise
-    profile = tempfile.mkdtemp(prefix="qh-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for f in (*FLAGS, f"--user-data-dir={profile}"):
-        opts.add_argument(f)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(driver), options=opts)
-    drv.set_script_timeout(WAIT_S)
-    try:
-        yield drv
+        yield pool
     finally:
-        drv.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+        pool.quit()
+
+
+@pytest.fixture(scope="session")
+def chromium(chromiums: Chromiums) -> Any:
+    """The session's first headless Chromium WebDriver."""
+    return chromiums.get(0)
 
 
 class Page:
@@ -86,8 +122,10 @@ class Page:
         self.handle = handle
 
     def _on(self) -> Any:
-        if self.driver.current_window_handle != self.handle:
+        # the driver's current tab is remembered on it (asking the driver would cost a round trip)
+        if getattr(self.driver, "_qh_tab", None) != self.handle:
             self.driver.switch_to.window(self.handle)
+            self.driver._qh_tab = self.handle
         return self.driver
 
     def get(self, url: str) -> None:
@@ -96,6 +134,10 @@ class Page:
     def js(self, script: str, *args: Any) -> Any:
         """Run ``script`` (a function body: ``return ...``) in the tab."""
         return self._on().execute_script(script, *args)
+
+    def js_async(self, script: str, *args: Any) -> Any:
+        """Run ``script`` in the tab and wait for it to call ``done(value)`` (the last argument)."""
+        return self._on().execute_async_script("const done = arguments[arguments.length - 1];\n" + script, *args)
 
     def wait(self, what: Callable[[Page], Any], message: str = "", timeout: float = WAIT_S) -> Any:
         """Wait until ``what(page)`` is truthy and return it (raises TimeoutException after ``timeout``)."""
@@ -137,17 +179,18 @@ class Page:
 
 
 class Browser:
-    """Tabs of the session's Chromium for one test (closed after it)."""
+    """Tabs for one test (closed after it), each in the next of up to MAX_BROWSERS Chromiums."""
 
-    def __init__(self, driver: Any) -> None:
-        self.driver = driver
-        self.home = driver.current_window_handle
+    def __init__(self, pool: Chromiums) -> None:
+        self.pool = pool
         self.pages: list[Page] = []
 
     def page(self, url: str | None = None) -> Page:
         """A fresh tab (its own sessionStorage), at ``url`` if given."""
-        self.driver.switch_to.new_window("tab")
-        p = Page(self.driver, self.driver.current_window_handle)
+        drv = self.pool.get(len(self.pages) % MAX_BROWSERS)
+        drv.switch_to.new_window("tab")
+        p = Page(drv, drv.current_window_handle)
+        drv._qh_tab = p.handle
         self.pages.append(p)
         if url:
             p.get(url)
@@ -155,16 +198,18 @@ class Browser:
 
     def close(self) -> None:
         for p in self.pages:
-            if p.handle in self.driver.window_handles:
-                self.driver.switch_to.window(p.handle)
-                self.driver.close()
-        self.driver.switch_to.window(self.home)
+            drv = p.driver
+            if p.handle in drv.window_handles:
+                drv.switch_to.window(p.handle)
+                drv.close()
+            drv.switch_to.window(drv._qh_home)
+            drv._qh_tab = drv._qh_home
 
 
 @pytest.fixture
-def browser(chromium: Any) -> Iterator[Browser]:
+def browser(chromiums: Chromiums) -> Iterator[Browser]:
     """Tabs for this test; all closed afterwards."""
-    b = Browser(chromium)
+    b = Browser(chromiums)
     try:
         yield b
     finally:

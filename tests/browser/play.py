@@ -72,8 +72,8 @@ def join(page: Page, name: str, seat: int | None = None) -> None:
 
 
 def start(page: Page) -> None:
-    page.wait(lambda p: p.css("#start") and p.css("#start")[0].is_enabled(), "the start button stayed disabled")
-    page.click("#start")
+    page.wait(lambda p: p.js("const b = document.querySelector('#start'); if (!b || b.disabled) return false;"
+                             " b.click(); return true"), "the start button stayed disabled")
     page.wait(lambda p: body(p, "status") in ("active", "finished"), "the game did not start")
 
 
@@ -86,19 +86,75 @@ def moves(page: Page) -> list[Any]:
     return [b for b in page.css("#moves button.move, #board .move") if b.is_enabled()]
 
 
-def click_move(page: Page, rng: random.Random) -> bool:
-    """If it is this page's turn and a move shows, click a random one; True if it clicked."""
-    if body(page, "myTurn") != "yes" or body(page, "busy") == "yes":
-        return False
-    if page.js("return !!window.questhall && window.questhall.busy"):
-        return False
-    buttons = moves(page)
-    if not buttons:
-        return False
-    b = rng.choice(buttons)
-    page.js("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", b)
-    return True
+def feed_versions(page: Page) -> list[int]:
+    return [int(v) for v in page.js("return [...document.querySelectorAll('#feed li')].map(li => li.dataset.version)")]
 
 
-def wait_version_above(page: Page, v: int) -> int:
-    return page.wait(lambda p: version(p) > v and version(p), f"no version after {v}")
+# In-page helpers (one round trip each): wait for a condition on document.body's data, polling
+# in the page every 15 ms, up to a bound; then act.
+_WAIT_JS = """
+const until = Date.now() + arguments[0];
+const check = arguments[1];
+(function poll() {
+  const got = check(document.body.dataset);
+  if (got !== null && got !== undefined) return done(got);
+  if (Date.now() > until) return done(null);
+  setTimeout(poll, 15);
+})();
+"""
+
+PICK_JS = """
+const [r, avoid, ahead] = arguments;
+const one = (xs, x) => xs[Math.min(xs.length - 1, Math.floor(x * xs.length))];
+const until = Date.now() + 10000;
+const visible = () => [...document.querySelectorAll("#moves button.move, #board .move")].filter((b) => !b.disabled);
+(function poll() {
+  const d = document.body.dataset;
+  if (d.status !== "active" || Number(d.version || 0) > ahead) return done(null);
+  if (d.myTurn === "yes" && d.busy !== "yes" && visible().length) {
+    const tiles = [...document.querySelectorAll("#placer .tile-pick")];
+    if (tiles.length) {
+      one(tiles, r[0]).click();
+      const orients = [...document.querySelectorAll("#placer .orient-pick")];
+      if (orients.length) one(orients, r[1]).click();
+    }
+    const all = visible();
+    const preferred = all.filter((b) => !avoid.includes(b.dataset.type));
+    const b = one(preferred.length ? preferred : all, r[2]);
+    const before = Number(d.version || 0);
+    b.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+    return done(before);
+  }
+  if (Date.now() > until) return done(null);
+  setTimeout(poll, 15);
+})();
+"""
+
+
+def pick(page: Page, rng: random.Random, avoid: tuple[str, ...] = (), ahead: int = 1 << 40) -> int | None:
+    """Wait (in the page, at most 10 s) until it is this seat's move, then click a random legal
+    move (Orion Duel: a random tile and orientation first, then a random marked anchor).
+
+    ``avoid``: move types clicked only when nothing else is offered. Returns the version before
+    the click, or None without a click (the game is over, it was not this seat's move within the
+    bound, or the page's version passed ``ahead``: it moved on past what the caller knew)."""
+    return page.js_async(PICK_JS, [rng.random(), rng.random(), rng.random()], list(avoid), ahead)
+
+
+def wait_data(page: Page, check_js: str, ms: int = 10000) -> Any:
+    """Wait in the page until ``check_js`` (a function of ``document.body.dataset``) returns
+    non-null; that value, or None after ``ms``."""
+    return page.js_async(f"const f = {check_js};\n" + _WAIT_JS.replace("arguments[1]", "f"), ms)
+
+
+def state(page: Page) -> dict[str, Any]:
+    """``status``, ``version``, ``myTurn``, ``busy``, ``seat``, ``ready``, ``toMove`` of the page in one call."""
+    return page.js("const d = document.body.dataset; return {status: d.status ?? null, version: Number(d.version || 0),"
+                   " myTurn: d.myTurn === 'yes', busy: d.busy === 'yes', seat: d.seat ?? null, ready: d.ready === 'yes',"
+                   " toMove: d.toMove ? d.toMove.split(',').map(Number) : []}")
+
+
+def settle(page: Page, before: int) -> None:
+    """After a click: wait until the page shows a later version or is no longer busy (a refusal)."""
+    got = wait_data(page, f"(d) => (Number(d.version || 0) > {int(before)} || d.busy !== 'yes') ? true : null", 30000)
+    assert got, "the move got no answer"

@@ -3,7 +3,17 @@ watches; the seat survives a reload (sessionStorage), the spectator gets no move
 
 from __future__ import annotations
 
-from tests.browser.play import body, create, join, lobby, moves, open_game, start
+from tests.browser.play import (
+    body,
+    create,
+    feed_versions,
+    join,
+    lobby,
+    moves,
+    open_game,
+    start,
+    version,
+)
 
 
 def test_create_join_watch_and_reload(browser, web_gateway):
@@ -31,6 +41,15 @@ def test_create_join_watch_and_reload(browser, web_gateway):
     bob.wait(lambda p: body(p, "ready") == "yes" and body(p, "status") == "active")
     assert body(bob, "seat") == "1"
     assert bob.text("#feed").startswith(before.splitlines()[0]) and "Bob takes seat 1." in bob.text("#feed")
+    # a dropped socket reconnects with since: the next move arrives once, nothing is repeated
+    bob.js("window.questhall.socket.drop()")
+    v = version(bob)
+    mover = next(p for p in (ann, bob) if body(p, "myTurn") == "yes")
+    mover.wait(lambda p: moves(p))
+    mover.js("arguments[0].click()", moves(mover)[0])
+    bob.wait(lambda p: version(p) > v and p.js("return document.querySelector('#conn').dataset.state") == "live")
+    vs = feed_versions(bob)
+    assert vs == sorted(set(vs)) and "bids" in bob.text("#feed").splitlines()[-1]
     # the lobby lists the running game for watching
     lob = lobby(browser, base)
     lob.wait(lambda p: p.css(f'#running-games li[data-game="{gid}"]'), "the running game is not listed")

@@ -20,7 +20,7 @@ from services.games.orion_duel.views import expand
 from services.kernel import titles
 from services.kernel.errors import Rejection
 
-TITLES = ("eros_quest", "fate_deck", "orion_duel", "questeros", "quests_over_coffee", "reventure_orbtale")
+TITLES = ("eros_quest", "fate_deck", "orange_quest", "orion_duel", "questeros", "quests_over_coffee", "reventure_orbtale")
 
 
 def _play(name: str, seed: int, options: dict, check) -> int:

@@ -510,3 +510,27 @@ def test_a_joins_command_id_is_in_no_log_and_no_bundle(gateway, capfd):
     for secret in ("secret-join-a1", "secret-join-b1", token):
         assert secret not in text, f"{secret} in the public bundle"
         assert secret not in logs, f"{secret} in the logs"
+
+
+def test_http_bodies_are_typed_as_strictly_as_socket_messages(gateway):
+    """A number sent as a string or a whole float for an int is refused over HTTP too (400
+    ``invalid_request``; before, Litestar's lax conversion took ``"seats": 2.0`` and
+    ``"quests": "1"``), and nothing is created or played."""
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            json_ = {"Content-Type": "application/json"}
+            for body in (b'{"title":"questeros","seats":2.0}', b'{"title":"questeros","seats":"2"}',
+                         b'{"title":"questeros","seats":true}'):
+                _clean_4xx(await gw.http.post("/games", content=body, headers=json_), 400, "invalid_request")
+            gid, (a, b) = await _seated(gw)
+            before = (await a.view())["version"]
+            mover = a if 0 in (await a.view())["to_move"] else b
+            auth = {**json_, "Authorization": f"Bearer {mover.token}"}
+            for cmd in (b'{"type":"questeros.bid","quests":"1"}', b'{"type":"questeros.bid","quests":1.0}'):
+                resp = await gw.http.post(f"/games/{gid}/seats/{mover.seat}/commands", content=b'{"command":%s}' % cmd,
+                                          headers=auth)
+                _clean_4xx(resp, 400, "invalid_request")
+            assert (await a.view())["version"] == before
+            assert (await mover.submit({"type": "questeros.bid", "quests": 1})).version > before  # typed right: played
+
+    anyio.run(main)

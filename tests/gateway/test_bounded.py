@@ -213,7 +213,7 @@ def test_finished_games_are_archived_and_restored_byte_for_byte(tight, monkeypat
     res = CliRunner().invoke(app, ["archive", "--game", gid])
     assert res.exit_code == 0, res.output
     _, left, archived, member = anyio.run(measure, gid)
-    assert left == 0 and not member and archived < live / 3, (live, archived)
+    assert left == 0 and not member and archived < min(live / 8, 4_000), (live, archived)  # live: no feeds kept
     res = CliRunner().invoke(app, ["restore", gid])
     assert res.exit_code == 0, res.output
     after, _, gone, member = anyio.run(measure, gid)
@@ -253,3 +253,114 @@ def test_games_never_started_expire_from_the_lobby(tight):
 
     anyio.run(main)
 
+
+
+def test_admission_counts_a_sliding_window_not_a_fixed_one(tight):
+    """A burst astride a window boundary is one burst: the previous window's requests still count
+    (weighted by how much of it lies in the last ``window`` s), so a fixed window's reset never
+    lets ``2 x limit`` through in a moment (this failed before: the previous window was ignored)."""
+    import time
+
+    from services.gateway.metrics import Metrics
+    from services.gateway.service import ApiError, GatewayService
+
+    s = tight.settings
+
+    async def main():
+        r = connect(s.url)
+        try:
+            gw = GatewayService(r, s, tight.config, Metrics())
+            window = 3600
+            slot = int(time.time() // window)
+            prefix = f"{s.namespace}:{{{s.namespace}:admit}}:create:203.0.113.9"
+            for back in (1, 2):  # the window before this one (either, if an hour turns meanwhile) was spent
+                await r.set(f"{prefix}:{slot - back}", 1_000_000, ex=60)
+            with pytest.raises(ApiError) as e:
+                await gw.admit("create", "203.0.113.9", 4, window)
+            assert (e.value.status, e.value.code) == (429, "rate_limited")
+            await gw.admit("create", "198.51.100.7", 4, window)  # another address: its own count
+        finally:
+            await r.aclose()
+
+    anyio.run(main)
+
+
+def test_an_exhausted_redis_pool_is_answered_503_overloaded_without_a_traceback(redis_url, capfd):
+    """Every connection of the gateway's pool busy: a request waits ``pool_wait`` s, then gets 503
+    ``overloaded`` with ``Retry-After`` and the log one line without a traceback (before: it waited
+    20 s in the pool and was answered 503 ``unavailable``); once a connection is free it is served."""
+    from litestar.testing import TestClient
+
+    from services.gateway.app import create_app
+
+    settings = Settings(url=redis_url, namespace=f"gp{uuid.uuid4().hex[:8]}", partitions=1)
+    app = create_app(settings, make_config(redis_connections=1, pool_wait=0.2))
+    with TestClient(app) as c:
+        pool = app.state.gw.r.connection_pool
+        held = c.blocking_portal.call(pool.get_connection)
+        try:
+            got = c.get("/v1/games/g1")
+            assert (got.status_code, got.json()["code"], got.headers.get("retry-after")) == (503, "overloaded", "1")
+        finally:
+            c.blocking_portal.call(pool.release, held)
+        assert c.get("/v1/games/g1").json()["code"] == "game_not_found"
+    out = capfd.readouterr()
+    assert "gateway_pool_exhausted" in out.out + out.err and "Traceback" not in out.out + out.err
+
+
+def test_lobby_pages_and_metrics_scrapes_cost_a_bounded_number_of_round_trips(tight):
+    """Unauthenticated reads: a lobby page of every title costs two round trips whatever its
+    length (before: one HGETALL per game, ~3,000 for ``limit=500``), and ``/metrics`` one
+    pipelined round trip of XINFO at most every 5 s (before: 56 in a row per scrape)."""
+    from services.gateway.metrics import Metrics
+    from services.gateway.service import GatewayService
+
+    s = tight.settings
+
+    class Counting:  # a real client that counts the round trips it makes
+        def __init__(self, r):
+            self.r, self.trips = r, 0
+
+        async def execute_command(self, *a, **kw):
+            self.trips += 1
+            return await self.r.execute_command(*a, **kw)
+
+        def pipeline(self, *a, **kw):
+            pipe, outer = self.r.pipeline(*a, **kw), self
+            execute = pipe.execute
+
+            async def counted(*ea, **ekw):
+                outer.trips += 1
+                return await execute(*ea, **ekw)
+
+            pipe.execute = counted
+            return pipe
+
+        def __getattr__(self, name):  # a command method runs on this wrapper, so its round trip counts
+            attr = getattr(type(self.r), name, None)
+            return attr.__get__(self) if callable(attr) and not isinstance(attr, type) else getattr(self.r, name)
+
+    async def main():
+        r = connect(s.url)
+        try:
+            k = s.keys
+            for i in range(60):
+                gid = f"lobby{i:03d}"
+                await r.hset(k.lobby_game(gid), mapping={"title": "questeros", "status": "lobby", "seats": 3, "taken": 1,
+                                                         "names": '["A",null,null]', "created_at": 1_000 + i})
+                await r.zadd(k.lobby_index("questeros", "lobby"), {gid: 1_000 + i})
+            c = Counting(r)
+            gw = GatewayService(c, s, tight.config, Metrics())
+            c.trips = 0
+            page = await gw.lobby(None, "open", 500)
+            assert [g.game_id for g in page[:2]] == ["lobby059", "lobby058"] and len(page) >= 60
+            assert c.trips == 2, c.trips
+            assert [g.game_id for g in await gw.lobby("questeros", "open", 3)] == ["lobby059", "lobby058", "lobby057"]
+            c.trips = 0
+            await gw.refresh_lag()
+            await gw.refresh_lag()  # within 5 s: the gauges as read
+            assert c.trips == 1, c.trips
+        finally:
+            await r.aclose()
+
+    anyio.run(main)

@@ -24,7 +24,8 @@ from services.kernel.runner import LocalGame
 
 CASES = [("questeros", 3, {}), ("orion_duel", 2, {}), ("orion_duel", 2, {"setup": "manual"}),
          ("quests_over_coffee", 1, {}), ("quests_over_coffee", 2, {"mode": "coop", "companions": True, "environments": True}),
-         ("eros_quest", 1, {}), ("fate_deck", 4, {}), ("reventure_orbtale", 3, {})]
+         ("eros_quest", 1, {}), ("fate_deck", 4, {}), ("reventure_orbtale", 3, {}),
+         ("orange_quest", 3, {"sharing": "agree"})]
 
 
 @pytest.mark.parametrize(("title", "seats", "options"), CASES)

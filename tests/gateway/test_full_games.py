@@ -11,7 +11,7 @@ from services.sdk import Gateway, play_bot_game
 
 CASES = [("questeros", 2, {}), ("questeros", 3, {}), ("orion_duel", 2, {}), ("quests_over_coffee", 1, {}),
          ("quests_over_coffee", 2, {"mode": "coop"}), ("eros_quest", 1, {}), ("fate_deck", 3, {}),
-         ("reventure_orbtale", 4, {"chapter_limit": 6})]
+         ("reventure_orbtale", 4, {"chapter_limit": 6}), ("orange_quest", 3, {"days": 4})]
 
 
 @pytest.mark.parametrize(("title", "seats", "options"), CASES, ids=[f"{t}-{s}" for t, s, _ in CASES])

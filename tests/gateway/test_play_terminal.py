@@ -14,7 +14,8 @@ QUESTHALL = str(Path(sys.executable).with_name("questhall"))
 
 @pytest.mark.parametrize(("title", "extra"), [("quests_over_coffee", []), ("orion_duel", ["--seats", "2"]),
                                               ("fate_deck", ["--seats", "3"]),
-                                              ("reventure_orbtale", ["--seats", "2", "--option", "chapter_limit=3"])])
+                                              ("reventure_orbtale", ["--seats", "2", "--option", "chapter_limit=3"]),
+                                              ("orange_quest", ["--seats", "2", "--option", "days=4"])])
 def test_play_a_short_game_in_a_terminal(gateway, title, extra):
     env = dict(os.environ, QUESTHALL_NAMESPACE=gateway.settings.namespace, COLUMNS="200")
     env.pop("QUESTHALL_EXTRA_TITLES", None)  # the test-only title is not importable from the child

@@ -210,7 +210,9 @@ class Gateway:
         command of the seat is signed by this client (not even the operator can forge one); a
         :class:`~questhall_client.keys.SeatKey` (anything with ``public_key`` and
         ``sign(bytes) -> hex``) registers that key; False registers none. ``bot``: seat one of
-        the title's named bots instead, played by the server's bot service (no seat key).
+        the title's named bots instead, played by the server's bot service (no seat key and no
+        token: nobody reads a bot's view or moves for it; the SeatClient names the seat only;
+        start a game of bot seats only with :meth:`start` and the create's ``owner_token``).
         Raises GatewayError (e.g. 409 ``seat_taken``).
         """
         if bot:
@@ -232,6 +234,11 @@ class Gateway:
             body["command_id"] = command_id
         g = msgspec.convert(await self.request("POST", f"/games/{game_id}/join", body=body), SeatGrant)
         return SeatClient(self, g.game_id, g.seat, g.token, g.title, g.name, key=key, version=g.version)
+
+    async def start(self, game_id: str, owner_token: str) -> CommandAccepted:
+        """Start a game as its owner (``owner_token`` of :meth:`create`'s reply): the way to start a
+        game every seat of which is a bot. Raises GatewayError (e.g. 409 ``seats_open``)."""
+        return msgspec.convert(await self.request("POST", f"/games/{game_id}/start", token=owner_token), CommandAccepted)
 
     def seat(self, game_id: str, seat: int, token: str, title: str = "", name: str = "", key: Any = None) -> SeatClient:
         """A SeatClient for a token obtained earlier (``key``: the seat's key, if it registered one)."""

@@ -58,6 +58,8 @@ class GameCreatedReply(Reply):
     seats: int
     version: int
     receipt: Receipt | None = None
+    owner_token: str = ""
+    """The game owner's token: starts the game (:meth:`Gateway.start`), nothing else; keep it secret."""
 
 
 class SeatGrant(Reply):

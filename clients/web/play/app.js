@@ -233,7 +233,7 @@ class GamePage {
       env, view: env?.view ?? null, seat: this.seat, seats: env?.seats || this.info?.names?.map((name, seat) => ({ seat, name })) || [],
       content: this.detail?.content || {}, detail: this.detail, board: this.board,
       myTurn: !!(env && this.seat !== null && env.status === "active" && (env.to_move || []).includes(this.seat)),
-      send: (cmd) => this.send(cmd), busy: this.busy,
+      send: (cmd) => this.send(cmd), busy: this.busy, rerender: () => this.render(),
     };
   }
 
@@ -346,7 +346,7 @@ class GamePage {
     this.busy = true;
     this.say("");
     this.socket.command(cmd, this.env?.version);
-    this.renderMoves();
+    this.render();
   }
 
   async http(fn) {
@@ -369,6 +369,8 @@ class GamePage {
     document.body.dataset.title = this.info?.title || "";
     const c = this.ctx();
     document.body.dataset.myTurn = c.myTurn ? "yes" : "no";
+    document.body.dataset.busy = this.busy ? "yes" : "no";
+    document.body.dataset.toMove = status === "active" ? (env?.to_move || []).join(",") : "";
     this.renderHead(c, status);
     this.renderLobby(c, status);
     const board = this.board.render && env?.view ? this.board.render(c) : null;
@@ -383,7 +385,7 @@ class GamePage {
       const bot = env?.bots?.[i];
       const moving = env?.status === "active" && (env.to_move || []).includes(i);
       return h("li", { class: "seat" + (moving ? " moving" : "") + (i === this.seat ? " me" : ""), dataset: { seat: i } },
-        si.name ?? "(open)", bot ? " 🤖" : "", i === this.seat ? " (you)" : "", moving ? " ← to move" : "");
+        si.name ?? "(open)", bot ? " · bot" : "", i === this.seat ? " (you)" : "", moving ? " ← to move" : "");
     });
     const who = this.seat === null ? h("span", { id: "role" }, "You are watching.") : h("span", { id: "role" }, `You play seat ${this.seat} as ${this.rec.name}.`);
     const result = env?.result ? h("p", { id: "result", class: "result" }, `Game over: ${env.result.summary || "finished"}`) : null;

@@ -33,7 +33,7 @@ export function generic(body, ctx) {
 
 const LIFECYCLE = {
   game_created: (b) => `Game created with ${b.seats} seats.`,
-  seat_joined: (b, c) => (b.bot ? `${b.name} (a bot) takes seat ${b.seat}.` : `${b.name} takes seat ${b.seat}.`),
+  seat_joined: (b) => `${b.name} takes seat ${b.seat}.`,
   seat_left: (b) => `Seat ${b.seat} is free again.`,
   game_started: () => "The game starts.",
   game_abandoned: (b, c) => (b.seat !== null && b.seat !== undefined ? `${seatName(c, b.seat)} abandons the game.` : `The game ends with no result${b.reason ? ": " + b.reason : "."}`),
@@ -44,7 +44,7 @@ const LIFECYCLE = {
   clock_updated: () => null,
   timed_out: (b, c) => `${seatName(c, b.seat)} ran out of time (${String(b.action || "").replace(/_/g, " ")}).`,
   seat_absent: (b, c) => `${seatName(c, b.seat)} is marked absent.`,
-  seat_botted: (b, c) => `A bot (${b.bot}) takes over ${seatName(c, b.seat)}.`,
+  seat_botted: (b, c) => (b.reason.startsWith("The seat was joined") ? null : `A bot (${b.bot}) takes over ${seatName(c, b.seat)}: ${b.reason}`),
   undo_point: () => null,
   undo_requested: (b, c) => `${seatName(c, b.seat)} asks to take back the last move.`,
   undo_accepted: (b, c) => `${seatName(c, b.seat)} accepts the take-back.`,

@@ -18,6 +18,7 @@ from schemas.envelope import AbandonGame, AgreeToAbandon
 from services.frontends.chat import (
     eros_quest,
     fate_deck,
+    orange_quest,
     orion_duel,
     questeros,
     quests_over_coffee,
@@ -26,7 +27,8 @@ from services.frontends.chat import (
 from services.frontends.chat.common import ChatError
 
 GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "quests_over_coffee": quests_over_coffee,
-                            "eros_quest": eros_quest, "fate_deck": fate_deck, "reventure_orbtale": reventure_orbtale}
+                            "eros_quest": eros_quest, "fate_deck": fate_deck, "reventure_orbtale": reventure_orbtale,
+                            "orange_quest": orange_quest}
 ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
 COMMON_HELP = ("Also: help, moves (your legal moves), hint (a bot's suggestion), view, start, "
                "abandon (in a running game: you forfeit), agree (end with no result once every seat agrees), quit.")

@@ -1,0 +1,54 @@
+"""An ended game keeps less in Redis (issue 13): its feeds are derived from its event stream (the
+same entries, byte for byte, as the ones stored while it ran) and its accepted outcomes expire
+after ``QUESTHALL_ENDED_OUTCOME_TTL`` (real Redis)."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import anyio
+
+from schemas.envelope import Accepted
+from services.adapters.client import BusClient
+from services.runtime import feeds
+from services.runtime.serve import services_running
+from tests.toygame import Add, Roll
+
+
+def test_an_ended_game_derives_its_feeds_and_lets_its_outcomes_expire(settings):
+    settings = dataclasses.replace(settings, ended_outcome_ttl=600)
+
+    async def main():
+        async with services_running(settings, titles=["toy"]) as s:
+            r, k = s["redis"], settings.keys
+            c = BusClient(r, settings)
+            rng = random.Random(4)
+            gid, version = await c.setup("toy", 2, {"target": 12})
+            stored: dict = {}
+            ids = []
+            turn = 0
+            while True:
+                out = await c.submit("toy", gid, rng.choice([Add(n=rng.randint(1, 3)), Roll()]), turn)
+                assert isinstance(out, Accepted), out
+                ids.append(out.command_id)
+                await c.wait_projected(gid, out.version)
+                if out.events > 1:  # finished: game_finished + seed_revealed
+                    break
+                for seat in (0, 1, None):  # what the projector stored while the game ran
+                    assert await r.exists(k.feed(gid, seat))
+                    stored[seat] = [(int(m.split(b"-")[0]), f[b"e"]) for m, f in await r.xrange(k.feed(gid, seat))]
+                    assert await r.ttl(k.outcome(gid, out.command_id)) == -1  # kept while the game runs
+                turn = (turn + 1) % 2
+            for seat in (0, 1, None):
+                assert not await r.exists(k.feed(gid, seat))  # gone with the projection that ended the game
+                derived = await feeds.read(r, k, gid, seat, 0, None)
+                assert derived[:len(stored[seat])] == stored[seat]  # byte for byte
+                assert [v for v, _ in derived] == list(range(1, out.version + 1))
+                assert await feeds.read(r, k, gid, seat, out.version - 1, 1) == derived[-1:]
+            hidden = [e for e in await c.feed(gid, 1) if e["body"]["type"] == "toy.cards_dealt"][0]
+            assert hidden["body"]["cards"][0] == -1  # still redacted for the other seat
+            for cid in ids:
+                assert 0 < await r.ttl(k.outcome(gid, cid)) <= 600
+
+    anyio.run(main)
