@@ -254,6 +254,38 @@ def chat_irc() -> None:
     _run_until_stopped(main)
 
 
+@chat_app.command("matrix")
+def chat_matrix() -> None:
+    """Run the Matrix chat bot (configuration in QUESTHALL_MATRIX_*, QUESTHALL_CHAT_*, QUESTHALL_GATEWAY_URL,
+    REDIS_URL for its store; docs/chat/matrix.md) until SIGTERM/SIGINT. Unencrypted rooms only."""
+    logs.configure()
+    from services.adapters.redis_store import connect
+    from services.frontends.chat.session import ChatConfig
+    from services.frontends.matrix import MatrixLoginError, MatrixSettings, serve_matrix
+
+    try:
+        cfg, chat = MatrixSettings.from_env(), ChatConfig.from_env()
+    except ValueError as exc:
+        err.print(str(exc))
+        raise typer.Exit(2) from None
+    url = _url()
+    namespace = os.environ.get("QUESTHALL_NAMESPACE", "qh")
+    refused: list[str] = []
+
+    async def main() -> None:
+        r = connect(url, max_connections=16, client_name="chat-matrix")
+        try:
+            await serve_matrix(cfg, r, namespace=namespace, chat=chat)
+        except MatrixLoginError as exc:
+            refused.append(str(exc))
+        finally:
+            await r.aclose()
+
+    _run_until_stopped(main)
+    if refused:
+        err.print(refused[0])
+        raise typer.Exit(2)
+
 MAX_GAME_WEBHOOKS = 8
 
 
@@ -508,6 +540,12 @@ def rebuild_cmd(redis: Annotated[str | None, typer.Option("--redis", help="Run a
     console.print(f"Rebuilt the read models of {n} games.")
 
 
+def seat_range(lo: int, hi: int, label: str = "") -> str:
+    """``1 seat``, ``2 seats``, ``2-6 seats``, with the title's label: ``1 seat (solo)``."""
+    n = f"{lo} seat{'s' if lo != 1 else ''}" if lo == hi else f"{lo}-{hi} seats"
+    return f"{n} ({label})" if label else n
+
+
 @app.command()
 def titles() -> None:
     """List the registered titles: seats, options, bots, default move, and the clock and undo
@@ -516,14 +554,16 @@ def titles() -> None:
 
     from schemas.envelope import ClockKind, LifecycleOptions, OnTimeout, UndoPolicy
     from services.kernel import titles as all_titles
+    from services.kernel.registry import best_bot
 
     for name, t in sorted(all_titles().items()):
         opts = msgspec.to_builtins(t.options_type())
-        seats = f"{t.min_seats} seat" if t.min_seats == t.max_seats == 1 else f"{t.min_seats}-{t.max_seats} seats"
-        label = f" ({t.seats_label})" if t.seats_label else ""
-        console.print(f"{name}: {t.display_name}, {seats}{label}, options {opts}")
-        undoable = [c.__struct_config__.tag for c in t.undoable] or ["none"]
-        console.print(f"  bots {sorted(t.bots)}; undoable {undoable}; timeout's default move: {t.default_move_text}", markup=False)
+        console.print(f"{name}: {t.display_name}, {seat_range(t.min_seats, t.max_seats, t.seats_label)}, options {opts}",
+                      markup=False)
+        undoable = ", ".join(str(c.__struct_config__.tag).removeprefix(f"{name}.").split(".")[-1] for c in t.undoable)
+        undo = f"undoable moves: {undoable}" if undoable else "no move can be undone"
+        console.print(f"  bots {', '.join(sorted(t.bots))} (hints: {best_bot(t)}); {undo}; timeout's default move: "
+                      f"{t.default_move_text}", markup=False)
     d = LifecycleOptions()
     console.print(f"every title: clock {'|'.join(get_args(ClockKind))} (move_seconds {d.move_seconds}, bank_seconds "
                   f"{d.bank_seconds}, increment_seconds {d.increment_seconds}; correspondence = 24 h per move), "

@@ -205,7 +205,7 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
             out["honest_p99_s"] = round(lat[min(len(lat) - 1, int(len(lat) * 0.99))], 4) if lat else None
             out["sockets_held"] = len(held)
             out["sockets_refused"] = len(closed)
-            out["creates_by_status"] = {str(k): v for k, v in sorted(created.items())}
+            out["creates_by_status"] = {str(k): v for k, v in sorted(created.items(), key=lambda kv: str(kv[0]))}
             out["refused_by_code"] = dict(sorted(refusals.items()))
             mem1 = int((await r.info("memory"))["used_memory"])
             out["redis_used_memory_before"] = mem0

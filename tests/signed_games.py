@@ -10,7 +10,7 @@ import random
 import msgspec
 
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, StartGame
-from services.audit.verify import bundle_of, raw_command_hash
+from services.audit.verify import bundle_of, raw_command_hash, raw_hash
 from services.kernel import game as lifecycle
 from services.kernel import get_title
 from services.kernel.errors import Rejection
@@ -53,6 +53,18 @@ def signed_game(name: str, seats: int, seed: int) -> tuple[dict, dict]:
     doc = {"format": "questhall-receipts/1", "game_id": g.game.game_id,
            "keys": [{"key_id": DEPLOYMENT.key_id, "public_key": DEPLOYMENT.public_key}], "receipts": receipts}
     return bundle_of(g.game.game_id, g.events, g.commands), doc
+
+
+def reseal(b: dict) -> dict:
+    """``b`` with every event's prev_hash and hash (and the head) recomputed in place: the chain
+    a forger who edited events would write."""
+    prev = "0" * 64
+    for e in b["events"]:
+        e["prev_hash"] = prev
+        e["hash"] = raw_hash(e)
+        prev = e["hash"]
+    b["head_hash"] = prev
+    return b
 
 
 def forge(bundle: dict, *, strip_keys: bool) -> dict | None:

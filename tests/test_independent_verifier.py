@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from services.audit.verify import audit_bundle, encode_bundle, raw_hash
-from tests.signed_games import forge, signed_game
+from services.audit.verify import audit_bundle, encode_bundle
+from tests.signed_games import forge, reseal, signed_game
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("verify_bundle", ROOT / "tools" / "verify_bundle.py")
@@ -19,16 +19,6 @@ independent = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(independent)
 
 GAMES = [("questeros", 3), ("orion_duel", 2), ("quests_over_coffee", 1), ("quests_over_coffee", 2), ("questeros", 2)]
-
-
-def _reseal(b: dict) -> dict:
-    prev = "0" * 64
-    for e in b["events"]:
-        e["prev_hash"] = prev
-        e["hash"] = raw_hash(e)
-        prev = e["hash"]
-    b["head_hash"] = prev
-    return b
 
 
 def _variants(bundle: dict, receipts: dict, k: int):
@@ -45,7 +35,7 @@ def _variants(bundle: dict, receipts: dict, k: int):
     h = raw_command_hash(entry["command"])
     for e in dropped["events"][entry["version_before"]:entry["version_after"]]:
         e["command_hash"] = h
-    yield "unsigned", _reseal(dropped), None
+    yield "unsigned", reseal(dropped), None
     short = copy.deepcopy(bundle)
     short["events"] = short["events"][:-2]
     short["commands"] = [c for c in short["commands"] if c["version_after"] <= len(short["events"])]

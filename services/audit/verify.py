@@ -533,3 +533,29 @@ def _diff(want: Any, got: Any, path: str = "") -> str:
 def _short(x: Any) -> str:
     s = msgspec.json.encode(x).decode()
     return s if len(s) <= 80 else s[:77] + "..."
+
+
+# -------------------------------------------------------------------------------------------
+# Replay
+
+
+def spectator_views(bundle: dict) -> list[dict]:
+    """The spectator view (builtins) after each version of a bundle's events: item ``i`` is the
+    view after version ``i + 1``. For a finished game's replay (the /audit page shows it beside
+    each event; the browser verifies the events, this only draws the state). Raises ValueError
+    if an event does not decode with the title's codec or the title is unknown."""
+    try:
+        c = get_codec(str(bundle.get("title")))
+    except KeyError:
+        raise ValueError(f"unknown title {bundle.get('title')!r}") from None
+    gid = str(bundle.get("game_id"))
+    game = lifecycle.new_game(gid, c.title.name)
+    out: list[dict] = []
+    for i, raw in enumerate(bundle.get("events") or []):
+        try:
+            env = c.convert_event(raw, game_id=gid, version=i + 1)
+        except CorruptEvent as exc:
+            raise ValueError(f"event {i + 1} is unreadable: {exc.reason}") from None
+        game = lifecycle.evolve(c.title, game, env)
+        out.append(msgspec.to_builtins(lifecycle.view(c.title, game, None)))
+    return out

@@ -2,8 +2,11 @@
 
 Create a game (other seats filled by bots unless ``--open``) or join one, then type commands in
 the title's chat grammar. Feed events and your view are printed as they arrive; when it is your
-move the prompt ``your move> `` appears. Words: ``help``, ``moves``, ``hint``, ``view``
-(``board`` for Orion Duel), ``quit``. Exit status 0 when the game ends.
+move the prompt ``your move> `` appears, after your view and the names and texts of the cards in
+it (from the title's content, ``GET /v1/titles/{title}``). Orion Duel's board is drawn again
+after every move. Words: ``help``, ``moves``, ``hint`` (the title's best bot, e.g. Orion Duel's
+``greedy``), ``view`` or ``board``, ``cards`` (every card in your view), ``card ID``, ``quit``.
+Exit status 0 when the game ends.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from services.frontends.cards import glossary, named_in
 from services.frontends.chat import (
     Action,
     ChatError,
@@ -36,15 +40,19 @@ class Terminal:
     """One human seat in a terminal: prints what arrives, reads lines, submits commands."""
 
     def __init__(self, client: SeatClient, title: str, out: Callable[[str], None], read_line: Callable[[], Awaitable[str]],
-                 rng: random.Random) -> None:
+                 rng: random.Random, cards: dict[str, str] | None = None) -> None:
         self.client = client
         self.title = title
         self.t = get_title(title)
         self.out = out
         self.read_line = read_line
         self.rng = rng
+        self.cards = cards or {}
+        """Content id -> "Name: text" (services/frontends/cards.py)."""
         self.env: dict | None = None
         self.names: list[str] = []
+        self.drawn = -1
+        """The version whose Orion Duel board was drawn last."""
         self.done = anyio.Event()
 
     async def run(self) -> int:
@@ -67,6 +75,7 @@ class Terminal:
                 elif m["type"] == "view":
                     self.env = m["view"]
                     self.names = [s.get("name") or f"seat {s['seat']}" for s in self.env["seats"]]
+                    self._redraw()
                     if self.env["status"] in ("finished", "abandoned"):
                         self.out(render_view(self.title, self.env, self.client.seat))
                         self.out("GAME OVER")
@@ -74,7 +83,33 @@ class Terminal:
                         return
                     if self.client.seat in self.env["to_move"]:
                         self.out(render_view(self.title, self.env, self.client.seat))
+                        self._legend(hand_only=True)
                         self.out(PROMPT)
+
+    def _redraw(self) -> None:
+        """Orion Duel: the board again after every move (each new version of the view)."""
+        if self.title != "orion_duel" or not self.env or not self.env.get("view"):
+            return
+        version = int(self.env.get("version", 0))
+        if version != self.drawn:
+            self.drawn = version
+            self.out(self._board())
+
+    def _board(self) -> str:
+        from services.frontends.chat.orion_duel import render_board
+
+        return render_board(self.env["view"]) if self.env and self.env.get("view") else "(no board yet)"
+
+    def _legend(self, *, hand_only: bool = False, only: str | None = None) -> None:
+        """The names and texts of the cards in the view (``hand_only``: the hand's, else every
+        card's; ``only``: one card id)."""
+        if only is not None:
+            self.out(f"{only}: {self.cards[only]}" if only in self.cards else f"? No card {only[:40]!r} in {self.t.display_name}.")
+            return
+        view = (self.env or {}).get("view") or {}
+        where = view.get("hand", []) if hand_only and isinstance(view, dict) and "hand" in view else view
+        for cid in named_in(where, self.cards, limit=24 if not hand_only else 16):
+            self.out(f"  {cid}: {self.cards[cid]}")
 
     async def _read(self) -> None:
         while True:
@@ -85,7 +120,11 @@ class Terminal:
                 self.code = 1
                 self.done.set()
                 return
-            if line.strip():
+            words = line.strip().split()
+            if words and words[0].lower() in ("card", "cards") and len(words) <= 2:
+                self._legend(only=words[1].lower() if len(words) == 2 else None)
+                self._reprompt()
+            elif words:
                 await self._line(line)
 
     async def _line(self, line: str) -> None:
@@ -114,13 +153,11 @@ class Terminal:
     def _action(self, name: str, line: str) -> None:
         if name == "help":
             self.out(help_text(self.title))
-        elif name == "view":
+        elif name == "view":  # also "board"
             if self.env:
                 self.out(render_view(self.title, self.env, self.client.seat))
-                if self.title == "orion_duel" and self.env.get("view"):
-                    from services.frontends.chat.orion_duel import render_board
-
-                    self.out(render_board(self.env["view"]))
+                if self.title == "orion_duel":
+                    self.out(self._board())
         elif name == "moves":
             legal = legal_moves(self.title, self.env, self.client.seat)
             self.out(f"{len(legal)} moves: " + "; ".join(format_command(self.title, c) for c in legal[:20]) + (" ..." if len(legal) > 20 else ""))
@@ -157,8 +194,10 @@ async def play(url: str, *, title: str | None, seats: int | None, name: str, gam
         except GatewayError as exc:
             out(f"refused: {exc.message} [{exc.code}]")
             return 2
+        cards = await _glossary(gw, title)
         async with anyio.create_task_group() as tg:
             info = await gw.game(game_id)
+            botted = False
             if not open_seats and info.taken < info.seats and info.status == "lobby":
                 bots = sorted(t.bots)
                 for i, n in enumerate(info.names):
@@ -166,8 +205,10 @@ async def play(url: str, *, title: str | None, seats: int | None, name: str, gam
                         bname = bots[i % len(bots)]
                         await gw.join(game_id, seat=i, bot=bname)
                         out(f"A {bname} bot took seat {i}.")
-            await _start_when_full(gw, me, out)
-            code = await Terminal(me, title, out, read_line or stdin_line, rng).run()
+                        botted = True
+            # Bots took every open seat: the lobby may not show them yet, but nobody is awaited.
+            await _start_when_full(gw, me, out, quiet=botted)
+            code = await Terminal(me, title, out, read_line or stdin_line, rng, cards).run()
             tg.cancel_scope.cancel()
         await _keep_receipts(gw, game_id, out)
         return code
@@ -200,9 +241,19 @@ async def _bot(c: SeatClient, bot: Any, view_type: type, rng: random.Random) -> 
     await play_seat(c, bot, view_type, rng, BotStats(), timeout=3600)
 
 
-async def _start_when_full(gw: Gateway, me: SeatClient, out: Callable[[str], None]) -> None:
-    """Wait until every seat is taken, then start (if nobody else did)."""
-    said = False
+async def _glossary(gw: Gateway, title: str) -> dict[str, str]:
+    """The card names and texts of ``title`` from the gateway's title content ({} if unavailable)."""
+    try:
+        detail = await gw.request("GET", f"/titles/{title}")
+    except GatewayError:
+        return {}
+    return glossary(title, detail.get("content") or {}) if isinstance(detail, dict) else {}
+
+
+async def _start_when_full(gw: Gateway, me: SeatClient, out: Callable[[str], None], *, quiet: bool = False) -> None:
+    """Wait until every seat is taken, then start (if nobody else did). ``quiet``: every open
+    seat was just given to a bot (the lobby read model catches up; no player is awaited)."""
+    said = quiet
     while True:
         g = await gw.game(me.game_id)
         if g.status != "lobby":

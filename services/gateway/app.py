@@ -254,6 +254,17 @@ async def public_game_bundle(game_id: str, gw: GatewayService) -> dict[str, Any]
     return await _audit_call(public_bundle, gw, game_id)
 
 
+@get("/games/{game_id:str}/replay", responses=_errors(404, 409, 429),
+     summary="A finished or abandoned game's spectator view after each version (replay)")
+async def public_game_replay(game_id: str, gw: GatewayService, request: Request,
+                             after: Annotated[int, Parameter(ge=0)] = 0,
+                             limit: Annotated[int, Parameter(ge=1, le=500)] = 100) -> Response[list[ViewEnvelope[AnyView]]]:
+    """The views after versions ``after + 1 .. after + limit`` (what /audit shows beside each event;
+    it verifies the events themselves in the browser). The first page of a game counts as a public audit."""
+    address = _address(request)
+    return _json(await _audit_call(lambda r, settings, gid: gw.public_replay(gid, address, after, limit), gw, game_id))
+
+
 # ---------------------------------------------------------------------------------------------
 # Admin routes (admin token)
 
@@ -448,7 +459,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
 
     v1 = Router(path="/v1", route_handlers=[
         list_titles, title_detail, receipt_keys, create_game, get_game, game_head, join_game, spectator_view, spectator_feed, game_result, lobby,
-        public_game_audit, public_game_bundle,
+        public_game_audit, public_game_bundle, public_game_replay,
         start_game, start_game_as_owner, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
     ])
     openapi = OpenAPIConfig(

@@ -57,6 +57,9 @@ STATUS_ALIASES = {"open": "lobby", "running": "active"}
 LAG_EVERY = 5.0
 """Seconds between two reads of the consumer groups' lag for ``/metrics``."""
 MAX_VERSION = 2**53
+REPLAY_CACHE = 32
+"""Finished games whose encoded spectator views (one per version, ~0.5 MB for a long game) a
+gateway process keeps for GET /v1/games/{id}/replay."""
 """The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
 # Rejection codes answered with 422 (the command itself is malformed for this game); every
@@ -131,6 +134,7 @@ class GatewayService:
         self._titles: OrderedDict[str, str] = OrderedDict()
         self._holders: OrderedDict[str, tuple[int | None, ...]] = OrderedDict()
         self.verdicts: OrderedDict[str, Any] = OrderedDict()
+        self.replays: OrderedDict[str, list[bytes]] = OrderedDict()
         """Public audit verdicts of finished games (final: a finished game never changes), at most 10,000."""
         self.audit_limiter = anyio.CapacityLimiter(2)
         """At most two audits run at once, in worker threads (never on the event loop)."""
@@ -646,6 +650,34 @@ class GatewayService:
         while len(self.verdicts) > 10_000:
             self.verdicts.popitem(last=False)
         return verdict
+
+    async def public_replay(self, game_id: str, address: str, after: int, limit: int) -> bytes:
+        """The spectator views (JSON list of ViewEnvelope) after versions ``after + 1 ..
+        after + limit`` of a finished or abandoned game, for the /audit page. The first page of a
+        game folds its bundle in a worker thread (counted like a public audit, per address); the
+        encoded views of the last :data:`REPLAY_CACHE` games are kept. Raises ApiError 429, 500
+        (an event that does not decode: the audit names it), and what ``public_bundle`` raises."""
+        from services.audit.store import public_bundle
+        from services.audit.verify import spectator_views
+
+        views = self.replays.get(game_id)
+        if views is None:
+            await self.admit("audit", address, self.config.audit_rate)
+            bundle = await public_bundle(self.r, self.settings, game_id)
+
+            def encoded() -> list[bytes]:
+                return [msgspec.json.encode(v) for v in spectator_views(bundle)]
+
+            try:
+                views = await anyio.to_thread.run_sync(encoded, limiter=self.audit_limiter)
+            except ValueError as exc:
+                raise ApiError(500, "internal_error", f"Game {game_id!r} cannot be replayed: {exc}.") from None
+            self.replays[game_id] = views
+            while len(self.replays) > REPLAY_CACHE:
+                self.replays.popitem(last=False)
+        else:
+            self.replays.move_to_end(game_id)
+        return b"[" + b",".join(views[after:after + limit]) + b"]"
 
     def socket_opened(self, address: str) -> str | None:
         """Count a socket of ``address``; the reason it is refused (over a cap), else None."""

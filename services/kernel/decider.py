@@ -65,6 +65,9 @@ class Title(Generic[S]):
     event_types: ClassVar[tuple[type[Event], ...]]
     bots: ClassVar[dict[str, Bot]] = {}
     """Named bots, e.g. ``{"random": ..., "greedy": ...}``."""
+    best_bot: ClassVar[str] = ""
+    """The name of the title's strongest bot (hints in the terminal client); "" for the first
+    bot not named ``random`` (see :func:`services.kernel.registry.best_bot`)."""
     choice_types: ClassVar[tuple[type[Command], ...]] = ()
     """Commands that are simultaneous secret choices: the kernel collects them, hides them and
     reveals them together (``services/kernel/secret.py``); ``decide`` never sees them."""

@@ -164,3 +164,11 @@ def codec(name: str) -> Codec:
 
 ENVELOPE_DECODER = msgspec.msgpack.Decoder(CommandEnvelope[msgspec.Raw])
 ENVELOPE_JSON_DECODER = msgspec.json.Decoder(CommandEnvelope[msgspec.Raw])
+
+
+def best_bot(title: Title) -> str:
+    """The name of ``title``'s strongest bot: its declared ``best_bot``, else the first bot not
+    named ``random``, else the first bot ("" for a title without bots)."""
+    if title.best_bot in title.bots:
+        return title.best_bot
+    return next((n for n in title.bots if n != "random"), next(iter(title.bots), ""))

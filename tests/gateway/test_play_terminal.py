@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ def test_play_a_short_game_in_a_terminal(gateway, title, extra):
     env.pop("QUESTHALL_EXTRA_TITLES", None)  # the test-only title is not importable from the child
     child = pexpect.spawn(QUESTHALL, ["play", "--url", gateway.url, "--title", title, "--name", "Tess", "--seed", "5", *extra],
                           env=env, encoding="utf-8", timeout=30, dimensions=(50, 200))
+    screen = child.logfile_read = io.StringIO()
     try:
         child.expect("Type help")
         moves = 0
@@ -55,3 +57,9 @@ def test_play_a_short_game_in_a_terminal(gateway, title, extra):
     assert child.exitstatus == 0, child.before
     # an Orbtale game may end at once by four orbs drawn after the hero pick (rulebook: instant win)
     assert moves >= (1 if title == "reventure_orbtale" else 5)
+    out = screen.getvalue()
+    assert "Waiting for players" not in out  # bots took the other seats: nobody is awaited
+    if title == "orion_duel":  # the board is drawn again after every move, the bots' and ours
+        assert out.count("B Blue  O Orange") >= 2 * moves
+    if title == "quests_over_coffee":  # the cards of the view named with their texts
+        assert ": Gain " in out or " star; fail at " in out

@@ -30,7 +30,7 @@ GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "q
                             "eros_quest": eros_quest, "fate_deck": fate_deck, "reventure_orbtale": reventure_orbtale,
                             "orange_quest": orange_quest}
 ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
-COMMON_HELP = ("Also: help, moves (your legal moves), hint (a bot's suggestion), view, start, "
+COMMON_HELP = ("Also: help, moves (your legal moves), hint (the best bot's suggestion), view (or board), start, "
                "abandon (in a running game: you forfeit), agree (end with no result once every seat agrees), quit.")
 
 __all__ = ["Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "parse", "render_event",
@@ -61,8 +61,8 @@ def parse(title: str, text: str, view: dict | None = None, seat: int | None = No
     if not words:
         raise ChatError("Say something: try `help`.")
     head = words[0]
-    if head in ("help", "?", "moves", "hint", "view", "start", "quit", "exit") and len(words) == 1:
-        return Action({"?": "help", "exit": "quit"}.get(head, head))
+    if head in ("help", "?", "moves", "hint", "view", "board", "start", "quit", "exit") and len(words) == 1:
+        return Action({"?": "help", "exit": "quit", "board": "view"}.get(head, head))
     if head == "abandon":
         return AbandonGame(reason=" ".join(words[1:])[:200])
     if head == "agree" and len(words) == 1:
@@ -102,15 +102,18 @@ def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
 
 
 def hint(title: str, env: dict | None, seat: int, rng: random.Random) -> Command | None:
-    """The move of the title's first bot that is not ``random`` for the seat, from its view
-    envelope, or None (nothing to do, or not the seat's move). Source: the titles' bots
-    (services/games/<title>/bots.py)."""
+    """The move of the title's best bot (``Title.best_bot``: else its first bot that is not
+    ``random``) for the seat, from its view envelope, or None (nothing to do, or not the seat's
+    move). Source: the titles' bots (services/games/<title>/bots.py)."""
     from services.kernel import get_title
+    from services.kernel.registry import best_bot
 
     if not env or env.get("view") is None or seat not in env.get("to_move", []):
         return None
     t = get_title(title)
-    bot = next((b for name, b in t.bots.items() if name != "random"), None) or next(iter(t.bots.values()))
+    if not t.bots:
+        return None
+    bot = t.bots[best_bot(t)]
     try:
         return bot(msgspec.convert(env["view"], t.view_type), seat, rng)
     except (IndexError, ValueError):

@@ -51,6 +51,7 @@ class OrionDuel(Title[OrionState]):
     event_types = (RolesAssigned, TokensPlaced, TokenPlaced, StarterChosen, TilePlaced, PlayerBlocked, GameDecided,
                    NextGame, MatchDecided)
     bots = BOTS
+    best_bot = "greedy"
 
     def check_options(self, options: OrionOptions, seats: int) -> None:
         """Raises Rejection ``bad_options`` for a seat option other than 0 or 1, or a match

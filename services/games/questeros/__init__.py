@@ -84,4 +84,5 @@ class Questeros(Title[QState]):
 
 
 Questeros.bots = {"random": bots.random_bot, "bidder": bots.bidder_bot}
+Questeros.best_bot = "bidder"
 QUESTEROS = register(Questeros())

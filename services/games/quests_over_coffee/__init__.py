@@ -123,4 +123,5 @@ class QuestsOverCoffee(Title[QocState]):
 
 
 QuestsOverCoffee.bots = dict(BOTS)
+QuestsOverCoffee.best_bot = "sensible"
 QOC = register(QuestsOverCoffee())

@@ -111,4 +111,5 @@ class ReventureOrbtale(Title[OState]):
 
 
 ReventureOrbtale.bots = {"random": bots.random_bot, "orb_hunter": bots.orb_hunter}
+ReventureOrbtale.best_bot = "orb_hunter"
 REVENTURE_ORBTALE = register(ReventureOrbtale())

@@ -72,4 +72,5 @@ class ErosQuest(Title[EState]):
 
 
 ErosQuest.bots = {"adventurer": bots.adventurer_bot, "random": bots.random_bot}
+ErosQuest.best_bot = "adventurer"
 EROS_QUEST = register(ErosQuest())

@@ -74,4 +74,5 @@ class FateDeck(Title[FState]):
 
 
 FateDeck.bots = {"storyteller": bots.storyteller_bot, "random": bots.random_bot}
+FateDeck.best_bot = "storyteller"
 FATE_DECK = register(FateDeck())

@@ -1,0 +1,117 @@
+"""/audit in a real headless Chromium: a game played through the gateway (seat keys, receipts kept
+by the SDK) opens by id and shows VALID, with every event, its chance derivation and the public
+state after it; tampered copies dropped as files show the first bad version `questhall audit`
+names (a payload edited, a chain link broken, a die changed and re-chained, a record forged under
+receipts) and a forged receipt is an ERROR. A screenshot of the viewer goes to
+$QUESTHALL_SCREENSHOTS (docs/screenshots when refreshing the README's picture), else tmp."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+from pathlib import Path
+
+import anyio
+import pytest
+
+from services.audit.verify import audit_bundle, encode_bundle
+from services.sdk import Gateway, play_bot_game
+from tests.signed_games import forge
+from tests.test_audit_viewer import _change_chance, tampered
+
+
+@pytest.fixture(scope="module")
+def played(web_gateway):
+    """A finished two-seat Quests Over Coffee game (dice) with its bundle and the receipts kept."""
+
+    async def main():
+        async with Gateway(web_gateway.url) as gw:
+            gid, _final, _ = await play_bot_game(gw, "quests_over_coffee", 2, random.Random(7))
+            bundle = await gw.request("GET", f"/games/{gid}/bundle")
+            return gid, bundle, await _doc(gw, gid)
+
+    return anyio.run(main)
+
+
+async def _doc(gw: Gateway, gid: str) -> dict:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "r.json"
+        await gw.save_receipts(gid, path)
+        return json.loads(path.read_text())
+
+
+def _verdict(page) -> str:
+    return page.wait(lambda p: p.js("return document.getElementById('verdict-box').dataset.status || ''"), "no verdict")
+
+
+def test_a_real_game_opens_by_id_and_shows_valid_with_every_event(browser, web_gateway, played, tmp_path):
+    gid, bundle, _ = played
+    assert audit_bundle(bundle).status == "valid"
+    rolled = next(e["version"] for e in bundle["events"] if e["body"]["type"] == "qoc.rolled")
+    page = browser.page(f"{web_gateway.url}/audit/#game={gid}&v={rolled}")
+    assert _verdict(page) == "valid"
+    assert page.text("#verdict-status") == "VALID"
+    assert len(page.css("#events li")) == len(bundle["events"])
+    assert page.text("#position") == f"version {rolled} / {len(bundle['events'])}"
+    # the dice of that roll, each with its derivation, re-derived in the browser
+    body = bundle["events"][rolled - 1]["body"]
+    dice = [*sum(body["pool"], []), *body["base"], *body["extra"]]
+    draws = page.wait(lambda p: p.css("#draws li.this-event"), "no draw shown for the roll")
+    assert [json.loads(d.get_attribute("data-value")) for d in draws] == dice
+    assert all(d.get_attribute("data-kind") == "die" and "1 + randbelow(6)" in d.text for d in draws)
+    assert "HMAC-SHA256" in page.text("#chance-key")
+    # the public state after the event, from the gateway's replay
+    page.wait(lambda p: "Spectator view after version" in p.text("#state-note"), "no state after the event")
+    shots = Path(os.environ.get("QUESTHALL_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    size = page.driver.get_window_size()
+    page.driver.set_window_size(1280, 1500)
+    try:
+        page.js("document.getElementById('verdict').scrollIntoView()")
+        page.screenshot(str(shots / "audit.png"))
+    finally:
+        page.driver.set_window_size(size["width"], size["height"])
+    assert (shots / "audit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page.click("#next")
+    assert page.text("#position").startswith(f"version {rolled + 1} /")
+    page.wait(lambda p: f"after version {rolled + 1}" in p.text("#state-note"))
+    assert not page.console_errors()
+
+
+def test_tampered_bundles_name_the_first_bad_version(browser, web_gateway, played, tmp_path):
+    _gid, bundle, receipts = played
+    cases = {kind: (b, r) for kind, b, r in tampered(bundle, receipts)}
+    assert _change_chance(bundle) is not None and {"payload", "link", "chance", "receipt"} <= set(cases)
+    forged = forge(bundle, strip_keys=True)
+    if forged is not None:
+        cases["forged"] = (forged, receipts)
+    for kind, (b, r) in cases.items():
+        want = audit_bundle(b, r)
+        path = tmp_path / f"{kind}.json"
+        path.write_bytes(encode_bundle(b))
+        page = browser.page(f"{web_gateway.url}/audit/")
+        if r is not None:
+            (tmp_path / f"{kind}.receipts.json").write_text(json.dumps(r))
+            page.one("#receipts-file").send_keys(str(tmp_path / f"{kind}.receipts.json"))
+        page.one("#bundle-file").send_keys(str(path))
+        assert _verdict(page) == want.status, (kind, want.summary())
+        if want.status == "invalid":
+            assert page.text("#goto-bad") == f"version {want.first_bad_version}", (kind, want.summary())
+            bad = page.one("#events li.bad")
+            assert bad.get_attribute("data-version") == str(want.first_bad_version)
+            assert page.text("#position").startswith(f"version {min(want.first_bad_version, len(b['events']))} /")
+        else:
+            assert kind == "receipt" and want.status == "error" and page.text("#verdict-status") == "ERROR"
+    # an untouched copy of the same game dropped as a file: VALID, with its receipts too
+    path = tmp_path / "same.json"
+    path.write_bytes(encode_bundle(copy.deepcopy(bundle)))
+    (tmp_path / "same.receipts.json").write_text(json.dumps(receipts))
+    page = browser.page(f"{web_gateway.url}/audit/")
+    page.one("#receipts-file").send_keys(str(tmp_path / "same.receipts.json"))
+    page.one("#bundle-file").send_keys(str(path))
+    assert _verdict(page) == "valid"
+    assert f"receipts: {len(receipts['receipts'])} signed heads" in page.text("#checks")

@@ -1,0 +1,122 @@
+"""The terminal client's pieces (no gateway): cards named with their texts from the title content,
+`hint` from each title's best bot, `board` as a word, `questhall titles` reading naturally."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+from typer.testing import CliRunner
+
+from services.cli import app, seat_range
+from services.frontends.cards import glossary, named_in
+from services.frontends.chat import Action, format_command, parse
+from services.frontends.play import Terminal
+from services.gateway.service import title_detail
+from services.kernel import game as lifecycle
+from services.kernel import get_title, titles
+from services.kernel.registry import best_bot
+from services.kernel.runner import LocalGame
+
+ALL = ["questeros", "orion_duel", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale"]
+SEATS = {"eros_quest": 1, "fate_deck": 3, "quests_over_coffee": 1}
+
+
+class _Seat:
+    """What Terminal needs of a SeatClient for local words: its seat, name and game."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat, self.name, self.game_id = seat, "Tess", "g1"
+
+
+def _terminal(title: str, seed: int = 1) -> tuple[Terminal, list[str], LocalGame]:
+    t = get_title(title)
+    g = LocalGame(t, game_id="g1", seed=bytes([seed]) * 32)
+    g.create_and_start(SEATS.get(title, 2), {})
+    lines: list[str] = []
+    term = Terminal(_Seat(t.to_move(g.game.rules)[0]), title, lines.append, None, random.Random(5),
+                    glossary(title, title_detail(title).content))
+    term.env = msgspec.to_builtins(lifecycle.view(t, g.game, term.client.seat))
+    return term, lines, g
+
+
+@pytest.mark.parametrize("title", ALL)
+def test_hint_comes_from_the_titles_best_bot_never_the_random_one(title):
+    t = get_title(title)
+    name = best_bot(t)
+    assert name in t.bots and name != "random" and name == t.best_bot
+    term, lines, _ = _terminal(title)
+    term._action("hint", "hint")
+    view = msgspec.convert(term.env["view"], t.view_type)
+    want = format_command(title, t.bots[name](view, term.client.seat, random.Random(5)))
+    assert lines == [f"hint: {want}"]
+
+
+def test_the_orion_duel_hint_is_the_greedy_placement():
+    t = get_title("orion_duel")
+    term, lines, g = _terminal("orion_duel", seed=3)
+    while g.game.rules.phase != "play":  # setup done by the rules' own first legal command
+        s = t.to_move(g.game.rules)[0]
+        g.submit(t.bots["greedy"](t.view(g.game.rules, s), s, random.Random(0)), s)
+    s = t.to_move(g.game.rules)[0]
+    term.client.seat = s
+    term.env = msgspec.to_builtins(lifecycle.view(t, g.game, s))
+    term._action("hint", "hint")
+    greedy = format_command("orion_duel", t.bots["greedy"](t.view(g.game.rules, s), s, random.Random(5)))
+    rnd = {format_command("orion_duel", t.bots["random"](t.view(g.game.rules, s), s, random.Random(k))) for k in range(5)}
+    assert lines == [f"hint: {greedy}"] and rnd != {greedy}
+
+
+def test_cards_are_shown_with_their_names_and_texts():
+    term, lines, g = _terminal("questeros")
+    hand = term.env["view"]["hand"]
+    term._legend(hand_only=True)
+    assert [line.split(":")[0].strip() for line in lines] == hand  # every card of the hand, in hand order
+    cards = {c["id"]: c for c in title_detail("questeros").content["deck"]["card"]}
+    for line, cid in zip(lines, hand, strict=True):
+        assert cards[cid]["name"] in line
+    lines.clear()
+    term._legend(only="e2")
+    assert lines == ["e2: The Mentor: Epic 2; on play: mentor look"]
+    qoc = glossary("quests_over_coffee", title_detail("quests_over_coffee").content)
+    assert qoc["tip-jar"] == "Tip Jar: Gain 3 Money."
+    assert qoc["spilled-beans"].startswith("Spilled Beans: 1 star; fail at 6 or less")
+    fate = glossary("fate_deck", title_detail("fate_deck").content)
+    assert "Meaning: Endings, change, transformation, transition" in fate["e13"]
+    eros = glossary("eros_quest", title_detail("eros_quest").content)
+    assert "Encounter: Place 1 to 4 cards" in eros["e1"]
+    orb = glossary("reventure_orbtale", title_detail("reventure_orbtale").content)
+    assert orb["sword"] == "Sword: Deal 1 damage."
+    assert named_in({"a": ["x", "sword", ["sword", "barbarian"]]}, orb) == ["sword", "barbarian"]
+
+
+def test_board_is_a_word_and_redraws_orion_duel_after_every_move():
+    assert parse("orion_duel", "board") == Action("view")
+    assert parse("questeros", "board") == Action("view")
+    term, lines, g = _terminal("orion_duel")
+    term._action("view", "board")
+    assert any("B Blue  O Orange" in line for line in lines)
+    t = get_title("orion_duel")
+    lines.clear()
+    drawn = 0
+    for _ in range(4):  # each new version of the view draws the board once, a repeat does not
+        s = t.to_move(g.game.rules)[0]
+        g.submit(t.bots["greedy"](t.view(g.game.rules, s), s, random.Random(0)), s)
+        term.env = msgspec.to_builtins(lifecycle.view(t, g.game, term.client.seat))
+        term._redraw()
+        term._redraw()
+        drawn += 1
+        assert sum("B Blue  O Orange" in line for line in lines) == drawn
+
+
+def test_questhall_titles_reads_naturally():
+    assert [seat_range(1, 1), seat_range(2, 2), seat_range(2, 6), seat_range(1, 1, "solo")] == \
+        ["1 seat", "2 seats", "2-6 seats", "1 seat (solo)"]
+    res = CliRunner().invoke(app, ["titles"])
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert "['none']" not in out and "2-2 seats" not in out
+    assert "orion_duel: Orion Duel, 2 seats," in out
+    assert "undoable moves: bid;" in out and "no move can be undone" in out
+    assert len(titles()) >= 6 and out.count("(hints: ") == len(titles())
