@@ -119,11 +119,9 @@ async def test_a_whole_game_of_every_title_over_irc(gateway, ircd, title: str) -
     assert "game over" in alice.text_at(end)
     private = [x for _, s, t, x in alice.messages() if s == BOT and t == nick]
     assert any("your turn" in x for x in private)
-    seen_by_spy = "\n".join(spy.lines)
-    for x in private:
-        if "hint:" in x or "ok (v" in x:
-            continue
-        assert x not in seen_by_spy, x
+    seen_by_spy = {x for _, s, t, x in spy.messages()}
+    assert not seen_by_spy & {x for x in private if "hint:" not in x and "ok (v" not in x}
+    assert not any("only you see this" in x or "hand:" in x for x in seen_by_spy)
 
 
 async def test_a_restart_mid_game_loses_and_repeats_nothing(gateway, ircd) -> None:
@@ -167,4 +165,62 @@ async def test_a_restart_mid_game_loses_and_repeats_nothing(gateway, ircd) -> No
     assert len(hands) == sum(1 for e in feed if e["body"]["type"] == "questeros.hands_dealt") == 7
     turns = [x.split(" active;")[0] for x in private if "your turn." in x]
     assert len(turns) == len(set(turns))
-    assert not any(x in "\n".join(spy.lines) for x in hands)
+    assert not {x for _, s, t, x in spy.messages()} & {x for x in private if "hint:" not in x and "ok (v" not in x}
+
+
+async def test_two_players_each_get_only_their_own_hand(gateway, ircd) -> None:
+    """Two players and a bot in one Questeros game over IRC: what the bot told one player
+    privately reaches neither the other player nor the spy (every line the server sent them)."""
+    ns = "c" + uuid.uuid4().hex[:8]
+    ann, bob, spy = (IrcUser(p + uuid.uuid4().hex[:6]) for p in ("a", "b", "s"))
+    async with anyio.create_task_group() as tg:
+        svc = ChatService(gateway, ircd, ns)
+        await svc.start(tg)
+        for u in (ann, bob, spy):
+            await u.connect(ircd, CHANNEL)
+        await ann.say(CHANNEL, "!new questeros 3")
+        await ann.wait_message(lambda s, t, x: "took seat 0" in x)
+        await bob.say(CHANNEL, "!join")
+        await bob.wait_message(lambda s, t, x: "took seat 1" in x)
+        await ann.say(CHANNEL, "!bot")
+        async with anyio.create_task_group() as players:
+            players.start_soon(play_by_hints, ann)
+            players.start_soon(play_by_hints, bob)
+        await svc.stop()
+        for u in (ann, bob, spy):
+            await u.close()
+    for me, others in ((ann, (bob, spy)), (bob, (ann, spy))):
+        private = [x for _, s, t, x in me.messages() if bot_nick(s) and t == me.nick]
+        assert sum("your hand:" in x for x in private) == 7
+        secret = {x for x in private if "only you see this" in x or "hand:" in x or "your turn." in x}
+        for other in others:  # none of my hands or views is among the messages the server sent them
+            seen = {x for _, s, t, x in other.messages()}
+            assert not seen & secret, (me.nick, other.nick)
+
+
+async def test_questhall_chat_irc_runs_from_the_environment_and_stops_on_sigterm(gateway, ircd) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    exe = str(Path(sys.executable).with_name("questhall"))
+    env = {**os.environ, "REDIS_URL": gateway.settings.url, "QUESTHALL_NAMESPACE": "c" + uuid.uuid4().hex[:8],
+           "QUESTHALL_IRC_SERVER": "127.0.0.1", "QUESTHALL_IRC_PORT": str(ircd), "QUESTHALL_IRC_NICK": "qhcli",
+           "QUESTHALL_IRC_CHANNELS": "#cli", "QUESTHALL_GATEWAY_URL": gateway.url}
+    bad = subprocess.run([exe, "chat", "irc"], env={**env, "QUESTHALL_IRC_PORT": "six"}, capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "QUESTHALL_IRC_PORT must be a number" in bad.stderr
+    ann = IrcUser("c" + uuid.uuid4().hex[:6])
+    await ann.connect(ircd, "#cli")
+    proc = subprocess.Popen([exe, "chat", "irc"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        await ann.wait(lambda ln: ln.startswith(":qhcli!") and " JOIN " in ln, timeout=60)
+        await ann.say("#cli", "!titles")
+        await ann.wait_message(lambda s, t, x: s == "qhcli" and t == "#cli" and "Titles:" in x)
+        proc.send_signal(signal.SIGTERM)
+        await ann.wait(lambda ln: ln.startswith(":qhcli!") and " QUIT " in ln, timeout=30)
+    finally:
+        code = await anyio.to_thread.run_sync(proc.wait, 30)
+        await ann.close()
+    assert code == 0
