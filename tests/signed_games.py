@@ -48,7 +48,7 @@ def signed_game(name: str, seats: int, seed: int) -> tuple[dict, dict]:
     rng = random.Random(seed)
     bots = list(t.bots.values())
     while g.game.status == "active":
-        s = t.to_move(g.game.rules)[0]
+        s = lifecycle.to_move(t, g.game)[0]  # the kernel's: a seat whose secret choice is made waits
         signed(bots[s % len(bots)](t.view(g.game.rules, s), s, rng), s)
     doc = {"format": "questhall-receipts/1", "game_id": g.game.game_id,
            "keys": [{"key_id": DEPLOYMENT.key_id, "public_key": DEPLOYMENT.public_key}], "receipts": receipts}

@@ -57,10 +57,10 @@ STATUS_ALIASES = {"open": "lobby", "running": "active"}
 LAG_EVERY = 5.0
 """Seconds between two reads of the consumer groups' lag for ``/metrics``."""
 MAX_VERSION = 2**53
+"""The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 REPLAY_CACHE = 32
 """Finished games whose encoded spectator views (one per version, ~0.5 MB for a long game) a
 gateway process keeps for GET /v1/games/{id}/replay."""
-"""The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
 
 # Rejection codes answered with 422 (the command itself is malformed for this game); every
 # other rule rejection is 409 (well-formed, but the game's state refuses it).
