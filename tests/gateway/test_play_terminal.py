@@ -55,8 +55,10 @@ def test_play_a_short_game_in_a_terminal(gateway, title, extra):
     finally:
         child.close(force=True)
     assert child.exitstatus == 0, child.before
-    # an Orbtale game may end at once by four orbs drawn after the hero pick (rulebook: instant win)
-    assert moves >= (1 if title == "reventure_orbtale" else 5)
+    # we moved at least once; how many of our moves a game takes depends on when the bots' views arrive (a prompt
+    # printed twice for one turn is skipped above), and an Orbtale game may end at once by four orbs drawn after the
+    # hero pick (rulebook: instant win)
+    assert moves >= 1
     out = screen.getvalue()
     assert "Waiting for players" not in out  # bots took the other seats: nobody is awaited
     if title == "orion_duel":  # the board is drawn again after every move, the bots' and ours
