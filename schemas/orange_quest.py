@@ -101,6 +101,15 @@ class Accept(Command, tag="orange_quest.accept"):
     """We had better agree: accept the proposal on the table."""
 
 
+class GiveCandies(Command, tag="orange_quest.give_candies"):
+    """After a duel you won: give ``count`` of the candies you won in it to ``to``, a player who
+    helped you in it (RULINGS.md duels: a promise to a helper is not enforced). Send it again for
+    another helper; ``pass`` when you are done (or to give nothing)."""
+
+    to: int
+    count: int
+
+
 class GiveCard(Command, tag="orange_quest.give_card"):
     """Secret choice (Fog of Generosity): the card from your hand to pass to your neighbour."""
 
@@ -366,6 +375,33 @@ class DuelEnded(Event, tag="orange_quest.duel_ended"):
     refills: list[int]
 
 
+class GivingOpened(Event, tag="orange_quest.giving_opened"):
+    """After a duel it won, ``winner`` may give the players who helped it (``helpers``) up to
+    ``count`` of the candies it won (``cards``: which ones; emptied by ``redact`` for every seat,
+    the winner included: candy stays unknown)."""
+
+    winner: int
+    helpers: list[int]
+    count: int
+    cards: list[str]
+
+
+class CandiesGiven(Event, tag="orange_quest.candies_given"):
+    """The duel's winner ``seat`` gave ``count`` of the candies it won to its helper ``to`` (the
+    cards move by a ``moved`` event from stash to stash: unknown to everyone)."""
+
+    seat: int
+    to: int
+    count: int
+
+
+class GivingClosed(Event, tag="orange_quest.giving_closed"):
+    """The winner is done giving (it passed, or gave every candy it won): ``given`` candies in all."""
+
+    winner: int
+    given: int
+
+
 class PartyEnded(Event, tag="orange_quest.party_ended"):
     pass
 
@@ -405,7 +441,7 @@ class OrangeQuestView(Record):
     """What one seat (or a spectator, ``seat`` None) sees."""
 
     phase: str
-    """``fog``, ``chaos``, ``treasure``, ``fight``, ``share``, ``others``, ``party``, ``duel``, ``over``."""
+    """``fog``, ``chaos``, ``treasure``, ``fight``, ``share``, ``others``, ``party``, ``duel``, ``gift``, ``over``."""
     day: int
     days: int
     first: int
@@ -439,11 +475,17 @@ class OrangeQuestView(Record):
     """(challenger, challenged) of the duel being fought."""
     duels_started: list[int] = []
     attacked: list[int] = []
+    gift_giver: int | None = None
+    """After a duel: the winner who may give helpers candies it won (phase ``gift``)."""
+    gift_helpers: list[int] = []
+    """The players who helped ``gift_giver`` in that duel (they may receive)."""
+    gift_left: int = 0
+    """How many of the candies it won ``gift_giver`` may still give (a count: candy stays unknown)."""
     sacred_place: bool = False
     breakage: bool = False
     powerlessness: bool = False
     scores: list[int] = []
     winners: list[int] = []
     legal: list[Play | Pass | Convert | UseAbility | UseEquipment | Challenge | Distribute | Propose | Accept
-                | GiveCard | PutIn | Throw | Pick] = []
+                | GiveCandies | GiveCard | PutIn | Throw | Pick] = []
     """Your legal commands now (a bounded list; empty when the game does not wait for you)."""

@@ -62,6 +62,7 @@ def fog(card): return {"type": P + "give_card", "card": card}
 def chaos(*cards): return {"type": P + "put_in", "cards": list(cards)}
 def throw(shape, card): return {"type": P + "throw", "shape": shape, "card": card}
 def pick(card): return {"type": P + "pick", "card": card}
+def gift(to, count): return {"type": P + "give_candies", "to": to, "count": count}
 def chk(path, seat=None, **kw): return {"path": path, "seat": seat, **kw}
 
 
@@ -376,6 +377,35 @@ design("duel_refill_count.toml", "duel refills: each takes as many cards as comb
         S(1, play("hook2")), S(1, pass_()), S(0, pass_()),
         S(1, pass_(), chk("view.players.0.hand_count", equals=7), chk("view.players.1.hand_count", equals=7),
           chk("view.players.2.hand_count", equals=7))])
+
+design("duel_helper_promise.toml", "the rulebook's Arnold / Chuck example: promised 2 candies, the winner gives 1",
+       "rulebook Duel: Arnold (0) challenges Bruce (1) and needs help; he promises Chuck (2) 2 of the candies he "
+       "would take (a promise in chat: RULINGS.md, not enforced). Chuck's Slingshot counts as Arnold's (10 + 20 "
+       "against 10): Arnold takes 3 of Bruce's 7 candies (6), and only then may give his helper candies from those "
+       "he won, to Chuck alone, at most 3: he gives 1 and passes. Candy Madness left 2, 4, 4; Bruce led the fight "
+       "against Granny Gumdrop (80 >= 70: 4 + 3 = 7), the others got 1 each (3, 5).",
+       3, deal(3, 0, {0: ["hook1"], 1: ["gvozdar1", "gvozdar2", "hook2"], 2: ["slingshot1"]}, location="sugar_hills",
+               bosses=("granny_gumdrop",), coins=[True, True, True]),
+       [S(0, pass_()), S(1, play("gvozdar1")), S(1, play("gvozdar2")), S(1, pass_()), S(2, pass_()), S(0, pass_()),
+        S(1, pass_(), chk("view.phase", equals="party"), chk("view.players.1.candies", equals=7),
+          chk("view.players.0.candies", equals=3), chk("view.players.2.candies", equals=5), chk("view.turn", equals=0)),
+        S(0, duel(1), chk("view.duel", equals=[0, 1])),
+        S(0, play("hook1")),
+        S(2, play("slingshot1"), chk("view.players.0.damage", equals=30), note="Chuck helps Arnold (promised 2)"),
+        S(0, pass_()), S(1, play("hook2")), S(1, pass_()), S(0, pass_()),
+        S(1, pass_(), chk("view.phase", equals="gift"), chk("view.gift_giver", equals=0),
+          chk("view.gift_helpers", equals=[2]), chk("view.gift_left", equals=3), chk("to_move", equals=[0]),
+          chk("view.players.0.candies", equals=6), chk("view.players.1.candies", equals=4),
+          chk("view.legal", seat=0, contains={"type": P + "give_candies", "to": 2, "count": 2})),
+        S(2, gift(2, 1), expect="rejected:not_your_turn", note="only the winner gives"),
+        S(1, pass_(), expect="rejected:not_your_turn"),
+        S(0, gift(1, 1), expect="rejected:not_a_helper", note="Bruce did not help Arnold"),
+        S(0, gift(2, 4), expect="rejected:bad_count", note="at most the 3 candies won"),
+        S(0, gift(2, 1), chk("view.players.0.candies", equals=5), chk("view.players.2.candies", equals=6),
+          chk("view.gift_left", equals=2), chk("view.phase", equals="gift"), note="Arnold gives Chuck only 1"),
+        S(0, pass_(), chk("view.phase", equals="party"), chk("view.gift_giver", is_null=True),
+          chk("view.turn", equals=0), chk("view.players.0.candies", equals=5), chk("view.players.2.candies", equals=6)),
+        S(0, gift(2, 1), expect="rejected:not_giving", note="only right after the duel")])
 
 # -- signposts (day 1; two players, first player seat 0) -----------------------------------------
 

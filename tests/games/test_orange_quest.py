@@ -20,6 +20,7 @@ from schemas.envelope import Accepted, Rejected, Timeout
 from schemas.orange_quest import (
     CardPlayed,
     ChainResolved,
+    Chosen,
     Convert,
     Moved,
     Pass,
@@ -194,6 +195,85 @@ def test_the_leader_bot_blocks_what_harms_it_and_duels_the_candy_leader():
     assert leader_bot(T.view(g.game.rules, 0), 0, r.Random(0)) == Challenge(target=2)
 
 
+def _duel_won_with_help() -> LocalGame:
+    """Seat 0 challenges seat 1 (3 candies) and wins 30 to 10, seat 2 helping it with a Slingshot."""
+    from schemas.orange_quest import Challenge
+
+    g = given(3, {0: ("hook1", "sticky_fingers1"), 1: ("hook2", "sticky_fingers2"), 2: ("slingshot1",)},
+              phase="party", stashes={1: ("cake1", "cake2", "cake3")})
+    ok(g, Challenge(target=1), 0)
+    ok(g, Play(card="hook1"), 0)
+    ok(g, Play(card="slingshot1"), 2)  # off turn: a helper plays during the turn of the duellist it helps
+    ok(g, Pass(), 0)
+    ok(g, Play(card="hook2"), 1)
+    ok(g, Pass(), 1)
+    ok(g, Pass(), 0)
+    return g
+
+
+def test_after_a_duel_the_winner_may_give_its_helpers_candies_it_won_unseen_by_anyone():
+    from schemas.orange_quest import DuelStarted, GiveCandies, GivingClosed, GivingOpened
+
+    g = _duel_won_with_help()
+    bodies = ok(g, Pass(), 1)
+    assert [b for b in bodies if isinstance(b, GivingOpened)] == [
+        GivingOpened(winner=0, helpers=[2], count=3, cards=[c for c in g.game.rules.stashes[0]])]
+    v = T.view(g.game.rules, 0)
+    assert (v.phase, v.gift_giver, v.gift_helpers, v.gift_left) == ("gift", 0, [2], 3)
+    assert lifecycle.to_move(T, g.game) == [0] and Pass() in v.legal and GiveCandies(to=2, count=3) in v.legal
+    assert refused(g, GiveCandies(to=1, count=1), 0) == "not_a_helper"
+    assert refused(g, GiveCandies(to=2, count=0), 0) == "bad_count"
+    assert refused(g, GiveCandies(to=2, count=4), 0) == "bad_count"
+    ok(g, GiveCandies(to=2, count=2), 0)
+    s = g.game.rules
+    assert [len(x) for x in s.stashes] == [1, 0, 2] and T.view(s, 0).gift_left == 1
+    ok(g, Pass(), 0)
+    assert isinstance(g.events[-1].body, GivingClosed) and g.events[-1].body.given == 2
+    assert g.game.rules.phase == "party" and g.game.rules.gift is None
+    assert refused(g, GiveCandies(to=2, count=1), 0) == "not_giving"
+    duel = next(e for e in g.events if isinstance(e.body, DuelStarted))  # (the setup before given() dealt cakes)
+    for viewer in (0, 1, 2, None):  # which cards became candy: nobody, the winner and the helper included
+        payloads = [JSON.encode(lifecycle.view(T, g.game, viewer))]
+        payloads += [JSON.encode(fe) for e in g.events[g.events.index(duel):]
+                     if (fe := lifecycle.redact(T, e, viewer)) is not None]
+        for cake in ("cake1", "cake2", "cake3"):
+            assert all(cake.encode() not in p for p in payloads), (viewer, cake)
+
+
+def test_the_chat_grammar_gives_candies_with_gift_seat_count():
+    from schemas.orange_quest import GiveCandies
+    from services.frontends.chat import ChatError, format_command, parse
+
+    assert parse("orange_quest", "gift 2 1", {}, 0) == GiveCandies(to=2, count=1)
+    assert format_command("orange_quest", GiveCandies(to=2, count=1)) == "gift 2 1"
+    with pytest.raises(ChatError, match="gift SEAT N"):
+        parse("orange_quest", "gift 2", {}, 0)
+
+
+def test_a_won_candy_taken_from_the_winner_cannot_be_given_and_no_gift_without_help():
+    from schemas.orange_quest import GiveCandies, GivingOpened
+
+    g = _duel_won_with_help()
+    ok(g, Pass(), 1)
+    ok(g, Play(card="sticky_fingers2", target=0), 1)  # "any moment": a quick card during the gift
+    ok(g, Pass(), 0)
+    ok(g, Pass(), 2)
+    assert [len(x) for x in g.game.rules.stashes] == [2, 1, 0] and T.view(g.game.rules, 0).gift_left == 2
+    assert refused(g, GiveCandies(to=2, count=3), 0) == "bad_count"
+    ok(g, GiveCandies(to=2, count=2), 0)  # every candy left given: the gift closes by itself
+    assert g.game.rules.phase == "party" and lifecycle.to_move(T, g.game) == [0]
+    g = given(2, {0: ("hook1",), 1: ()}, phase="party", stashes={1: ("cake1",)})  # no helper: no gift phase
+    from schemas.orange_quest import Challenge
+
+    ok(g, Challenge(target=1), 0)
+    ok(g, Play(card="hook1"), 0)
+    ok(g, Pass(), 0)
+    ok(g, Pass(), 1)
+    bodies = ok(g, Pass(), 0)
+    assert not any(isinstance(b, GivingOpened) for b in bodies) and g.game.rules.phase == "party"
+    assert [len(x) for x in g.game.rules.stashes] == [1, 0]
+
+
 def test_the_leader_bot_fights_for_leadership_while_it_can():
     import random as r
 
@@ -271,6 +351,15 @@ def _shown(bodies, viewer: int | None) -> set[bytes]:
     return {b'"' + c.encode() + b'"' for c in known}
 
 
+def _helpers(s: QState) -> list[tuple[int, Play]]:
+    """(seat, damage card play) of the players who may help the duellist whose turn it is."""
+    c = s.combat
+    if s.phase != "duel" or c is None or s.window is not None or any(len(h) > 7 for h in s.hands):
+        return []
+    return [(i, Play(card=card)) for i in range(s.seats) if i not in c.seats
+            for card in s.hands[i] if CARDS[card].effect == "damage"]
+
+
 def play(seed: int, seats: int, options: dict, check_leaks: bool = True, max_moves: int = 4000) -> LocalGame:
     rng = random.Random(seed)
     g = LocalGame(T, game_id=f"oq-{seed}", seed=rng.randbytes(32))
@@ -292,6 +381,9 @@ def play(seed: int, seats: int, options: dict, check_leaks: bool = True, max_mov
                 continue
         seat = rng.choice(lifecycle.to_move(T, g.game))
         cmd = bots[rng.randrange(2)](T.view(g.game.rules, seat), seat, rng)
+        helpers = _helpers(g.game.rules)
+        if helpers and rng.random() < 0.5:  # a player helps a duellist (off turn; then the winner may give)
+            seat, cmd = rng.choice(helpers)
         since = len(g.events)
         out = g.submit(cmd, seat)
         assert isinstance(out, Accepted), (out, cmd)
@@ -308,7 +400,9 @@ def play(seed: int, seats: int, options: dict, check_leaks: bool = True, max_mov
             payloads = [JSON.encode(lifecycle.view(T, g.game, viewer))]
             payloads += [JSON.encode(fe) for e in g.events[since:] if (fe := lifecycle.redact(T, e, viewer)) is not None]
             env = lifecycle.view(T, g.game, viewer)  # its own legal list and choice may name the same command
-            other = [JSON.encode(rep(env, my_choice=None, view=rep(env.view, legal=[]))), *payloads[1:]]
+            own = [rep(fe, body=rep(fe.body, choice=None)) if isinstance(fe.body, Chosen) and fe.body.seat == viewer else fe
+                   for e in g.events[since:] if (fe := lifecycle.redact(T, e, viewer)) is not None]
+            other = [JSON.encode(rep(env, my_choice=None, view=rep(env.view, legal=[]))), *map(JSON.encode, own)]
             for i, choice in pending.items():
                 if i != viewer:
                     assert all(choice not in p for p in other), (viewer, i, choice)

@@ -1,6 +1,6 @@
 """Chat grammar of Orange Quest: ``play hook3``, ``play mark1 on 2``, ``block``, ``pass``,
 ``convert hook1 cake2``, ``ability [CARD]``, ``use backpack1``, ``duel 2``, ``give 1 2 1``,
-``propose 0 1 1``, ``accept``, ``fog hook2``, ``chaos hook2 cake1``, ``throw rock hook2``, ``pick hook2``."""
+``propose 0 1 1``, ``accept``, ``gift 2 1``, ``fog hook2``, ``chaos hook2 cake1``, ``throw rock hook2``, ``pick hook2``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from schemas.orange_quest import (
     Challenge,
     Convert,
     Distribute,
+    GiveCandies,
     GiveCard,
     OQChoice,
     Pass,
@@ -38,6 +39,7 @@ HELP = """Orange Quest:
   duel SEAT                        at the party, on your turn: challenge a player
   give SEAT...                     hand out your Treasure cards or the others' reward, one seat per card
   propose SEAT... | accept         We had better agree: a seat per pool card | accept the proposal
+  gift SEAT N                      after a duel you won: give a helper N of the candies won (pass: done)
   fog CARD | chaos CARD [CARD]     Fog of Generosity / Chaos (secret until all chose)
   throw rock|paper|scissors CARD   rock-paper-scissors sharing (secret); pick CARD: I take what I want
 Cards by id: gvozdar1, hook3, dao_cola2, block5 ... (see `view`)."""
@@ -91,6 +93,10 @@ def parse(words: list[str], view: dict | None, seat: int | None) -> Command:
         return Propose(to=[_seat(w) for w in rest])
     if head == "accept" and not rest:
         return Accept()
+    if head == "gift":
+        if len(rest) != 2:
+            raise ChatError("Write `gift SEAT N`: give a helper N of the candies you won in the duel.")
+        return GiveCandies(to=_seat(rest[0]), count=integer(rest[1], "A number of candies", 1, 3))
     if head == "fog" and len(rest) == 1:
         return GiveCard(card=_card(rest[0]))
     if head == "chaos":
@@ -125,6 +131,8 @@ def format(cmd: Command) -> str:
         return "propose " + " ".join(map(str, cmd.to))
     if isinstance(cmd, Accept):
         return "accept"
+    if isinstance(cmd, GiveCandies):
+        return f"gift {cmd.to} {cmd.count}"
     if isinstance(cmd, GiveCard):
         return f"fog {cmd.card}"
     if isinstance(cmd, PutIn):
@@ -180,6 +188,10 @@ def render_event(b: dict, who: Any) -> str:
     if t == "duel_ended":
         return f"duel {who(b['challenger'])} vs {who(b['challenged'])}: " + (
             f"{who(b['winner'])} wins {b['taken']} candies" if b.get("winner") is not None else "a draw")
+    if t == "giving_opened":
+        return f"{who(b['winner'])} may give helpers {', '.join(who(h) for h in b['helpers'])} up to {b['count']} candies won"
+    if t == "candies_given":
+        return f"{who(b['seat'])} gives {who(b['to'])} {b['count']} candies"
     if t == "game_ended":
         return f"final scores {b['scores']}"
     if t == "location_revealed":

@@ -31,19 +31,20 @@ class OrangeQuest(Title[QState]):
     state_type = QState
     view_type = oq.OrangeQuestView
     command_types = (oq.Play, oq.Pass, oq.Convert, oq.UseAbility, oq.UseEquipment, oq.Challenge, oq.Distribute,
-                     oq.Propose, oq.Accept, oq.GiveCard, oq.PutIn, oq.Throw, oq.Pick)
+                     oq.Propose, oq.Accept, oq.GiveCandies, oq.GiveCard, oq.PutIn, oq.Throw, oq.Pick)
     event_types = (oq.GameSetUp, oq.Moved, oq.Reshuffled, oq.CoinFlipped, oq.DayStarted, oq.LocationRevealed,
                    oq.SignpostApplied, oq.Stage, oq.HeroTurned, oq.AbilityUsed, oq.EquipmentUsed, oq.CardPlayed,
                    oq.Passed, oq.ChainResolved, oq.Modified, oq.CurseTriggered, oq.CandiesKept, oq.BossRevealed,
                    oq.FightEnded, oq.TrophyTaken, oq.SharingStarted, oq.OthersReward, oq.TreasureStarted,
                    oq.Proposed, oq.ProposalAccepted, oq.AgreementFailed, oq.Chosen, oq.Revealed, oq.PartyStarted,
-                   oq.TurnStarted, oq.DuelStarted, oq.DuelEnded, oq.PartyEnded, oq.GameEnded)
+                   oq.TurnStarted, oq.DuelStarted, oq.DuelEnded, oq.PartyEnded, oq.GameEnded,
+                   oq.GivingOpened, oq.CandiesGiven, oq.GivingClosed)
     choice_types = (oq.GiveCard, oq.PutIn, oq.Throw, oq.Pick)
     choice_made_type = oq.Chosen
     choices_revealed_type = oq.Revealed
     off_turn = (oq.Play, oq.UseAbility, oq.UseEquipment)
     timed_decisions = True
-    default_move_text = "pass (a response window, a turn, an agreement); else the first legal command"
+    default_move_text = "pass (a response window, a turn, an agreement, gifts after a duel); else the first legal command"
 
     def check_options(self, options: oq.OrangeQuestOptions, seats: int) -> None:
         rules.check_options(options, seats)

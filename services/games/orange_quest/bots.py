@@ -4,7 +4,11 @@
 - ``leader``: fights for leadership (plays its damage cards in a boss fight while they can make
   it the top damage dealer, else passes), Blocks cards that harm it (a mischief or curse naming
   it, a reduction of its damage), duels the player with most candies at the party (when it holds
-  a damage card), and otherwise plays like ``random`` without the mischief against nobody.
+  a damage card), keeps the candies it won in a duel (gives its helpers nothing: a promise is not
+  enforced, RULINGS.md), and otherwise plays like ``random`` without the mischief against nobody.
+
+``random`` after a duel it won with help gives its helpers a random number of the candies won
+or passes (its legal commands).
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ def leader_bot(view: OrangeQuestView, seat: int, rng: random.Random) -> Command:
         if blocks and _harms_me(view, seat):
             return blocks[0]
         return passes[0] if passes else rng.choice(legal)
+    if view.phase == "gift" and view.gift_giver == seat and passes:
+        return passes[0]
     me = view.players[seat]
     if view.phase in ("fight", "duel") and view.turn == seat:
         damage = sorted((c for c in plays if CARDS[c.card].effect == "damage"), key=lambda c: -CARDS[c.card].value)

@@ -11,6 +11,7 @@ from schemas.base import Event
 from schemas.orange_quest import (
     AbilityUsed,
     BossRevealed,
+    CandiesGiven,
     CandiesKept,
     CardPlayed,
     ChainResolved,
@@ -21,6 +22,8 @@ from schemas.orange_quest import (
     FightEnded,
     GameEnded,
     GameSetUp,
+    GivingClosed,
+    GivingOpened,
     HeroTurned,
     LocationRevealed,
     Modified,
@@ -40,7 +43,16 @@ from schemas.orange_quest import (
     TurnStarted,
 )
 from services.games.orange_quest.content import CARDS
-from services.games.orange_quest.state import Combat, Link, QState, Share, Window, put, without
+from services.games.orange_quest.state import (
+    Combat,
+    Gift,
+    Link,
+    QState,
+    Share,
+    Window,
+    put,
+    without,
+)
 
 rep = msgspec.structs.replace
 DAY = ("morning", "location", "evening", "party", "day_end")
@@ -74,6 +86,8 @@ def _move(s: QState, ev: Moved) -> QState:
     s = _set_zone(s, ev.to, tuple(ev.cards) + dest if ev.to == "deck" else dest + tuple(ev.cards))
     if ev.to.startswith("equip:") and s.breakage:  # Breakage: attached turned at once
         s = rep(s, used=s.used + tuple(ev.cards))
+    if s.gift is not None and ev.frm == f"stash:{s.gift.winner}":  # given, or taken by a card
+        s = rep(s, gift=rep(s.gift, cards=tuple(c for c in s.gift.cards if c not in ev.cards)))
     return s
 
 
@@ -97,6 +111,8 @@ def _played(s: QState, ev: CardPlayed) -> QState:
                 c = rep(c, dealt=put(c.dealt, who, c.dealt[who] + card.value), spent=spent)
             elif ev.target is not None and 0 <= ev.target < s.seats:
                 c = rep(c, reduced=put(c.reduced, ev.target, c.reduced[ev.target] + card.value), spent=spent)
+            if ev.helps is not None:
+                c = rep(c, helpers=tuple(sorted({*c.helpers, (ev.seat, ev.helps)})))
         c = rep(c, passes=0, played=c.played or ev.seat == c.turn)
         s = rep(s, combat=c)
     elif s.phase == "party":
@@ -132,7 +148,7 @@ def evolve(s: QState, ev: Event) -> QState:
         return rep(s, day=ev.day, first=ev.first, hero_turned=tuple(False for _ in range(n)), used=(), rage=0,
                    sacred_place=False, breakage=False, powerlessness=False, location=None, boss=None,
                    agenda=DAY, phase="", duels_started=(), attacked=(), leader=None, participants=(), others=(),
-                   distributor=None)
+                   distributor=None, gift=None)
     if isinstance(ev, Stage):
         agenda = s.agenda[1:] if ev.step and s.agenda and s.agenda[0] == ev.step else s.agenda
         return rep(s, agenda=agenda, phase=ev.phase, share=None if not ev.phase else s.share,
@@ -203,6 +219,12 @@ def evolve(s: QState, ev: Event) -> QState:
                                  reduced=zeros, spent=zeros))
     if isinstance(ev, DuelEnded):
         return rep(s, combat=None, phase="party")
+    if isinstance(ev, GivingOpened):
+        return rep(s, phase="gift", gift=Gift(winner=ev.winner, helpers=tuple(ev.helpers), cards=tuple(ev.cards)))
+    if isinstance(ev, CandiesGiven) and s.gift is not None:
+        return rep(s, gift=rep(s.gift, given=s.gift.given + ev.count))
+    if isinstance(ev, GivingClosed):
+        return rep(s, phase="party", gift=None)
     if isinstance(ev, PartyEnded):
         return rep(s, phase="")
     if isinstance(ev, GameEnded):

@@ -21,6 +21,7 @@ from schemas.orange_quest import (
     AbilityUsed,
     Accept,
     AgreementFailed,
+    CandiesGiven,
     CardPlayed,
     ChainResolved,
     Challenge,
@@ -30,7 +31,10 @@ from schemas.orange_quest import (
     DuelStarted,
     EquipmentUsed,
     GameSetUp,
+    GiveCandies,
     GiveCard,
+    GivingClosed,
+    GivingOpened,
     OrangeQuestOptions,
     PartyEnded,
     Pass,
@@ -248,7 +252,31 @@ def _check_pass(s: QState, seat: int) -> None:
         if seat not in s.share.seats:
             raise Rejection("not_sharing", "You do not share this reward.")
         return
+    if s.phase == "gift" and s.gift is not None:
+        if seat != s.gift.winner:
+            raise Rejection("not_your_turn", f"Seat {s.gift.winner} decides what to give its helpers.")
+        return
     raise Rejection("nothing_to_pass", "Nothing to pass now.")
+
+
+def gift_left(s: QState) -> int:
+    """How many won candies the duel's winner may still give (those still in its stash)."""
+    g = s.gift
+    return 0 if g is None else sum(1 for c in g.cards if c in s.stashes[g.winner])
+
+
+def _check_give_candies(s: QState, seat: int, cmd: GiveCandies) -> None:
+    """Only the winner, right after its duel, to a player who helped it, at most the candies it won."""
+    g = s.gift
+    if s.window is not None:
+        raise Rejection("window_open", "A response window is open: only a Block or a pass now.")
+    if s.phase != "gift" or g is None or seat != g.winner:
+        raise Rejection("not_giving", "Only the winner of a duel, right after it, gives its helpers candies it won.")
+    if cmd.to not in g.helpers:
+        raise Rejection("not_a_helper", f"Give candies to a player who helped you in the duel: seats {list(g.helpers)}.")
+    left = gift_left(s)
+    if not 1 <= cmd.count <= left:
+        raise Rejection("bad_count", f"Give 1 to {left} of the candies you won in the duel.")
 
 
 def _pool(s: QState) -> list[str]:
@@ -339,6 +367,8 @@ def check(s: QState, seat: int, cmd: Command) -> None:
         _check_distribute(s, seat, cmd)
     elif isinstance(cmd, Propose | Accept):
         _check_agree(s, seat, cmd)
+    elif isinstance(cmd, GiveCandies):
+        _check_give_candies(s, seat, cmd)
     else:
         raise Rejection("wrong_phase", "That command is a secret choice, made only while one is open.")
 
@@ -369,6 +399,13 @@ def decide(s: QState, seat: int, cmd: Command, chance) -> list[Event]:
         _distribute(f, seat, cmd.to)
     elif isinstance(cmd, Propose):
         f.emit(Proposed(seat=seat, to=list(cmd.to)))
+    elif isinstance(cmd, GiveCandies):
+        g = s.gift
+        assert g is not None
+        f.emit(CandiesGiven(seat=seat, to=cmd.to, count=cmd.count))
+        f.move(f"stash:{seat}", f"stash:{cmd.to}", [c for c in g.cards if c in s.stashes[seat]][:cmd.count], "duel_gift")
+        if not gift_left(f.s):
+            _close_gift(f)
     elif isinstance(cmd, Accept):
         f.emit(ProposalAccepted(seat=seat))
         sh = f.s.share
@@ -419,6 +456,9 @@ def _pass(f: Flow, seat: int) -> None:
         if not responders(f.s):
             _resolve_chain(f)
         return
+    if s.phase == "gift":
+        _close_gift(f)
+        return
     if s.phase == "share":
         f.emit(AgreementFailed(seat=seat))
         f.move("table", "discard", _pool(f.s), "not_agreed")
@@ -456,15 +496,27 @@ def _end_duel(f: Flow) -> None:
     da, db = net(c, a), net(c, b)
     winner = a if da > db else b if db > da else None
     taken = 0
+    won: tuple[str, ...] = ()
     if winner is not None:
         loser = b if winner == a else a
         taken = min(3, len(f.s.stashes[loser]))
+        before = len(f.s.stashes[winner])
         f.steal_candies(winner, loser, 3, "duel", protected=False)
+        won = f.s.stashes[winner][before:]
     f.move("table", "discard", f.s.table, "duel_over")
     f.emit(DuelEnded(challenger=a, challenged=b, damage=[da, db], winner=winner, taken=taken, refills=list(c.spent)))
     for seat in order_from(f.s, a):
         if c.spent[seat]:
             f.draw(seat, c.spent[seat], "duel_refill")
+    helpers = [h for h, d in c.helpers if d == winner]
+    if won and helpers:  # RULINGS.md duels: the winner may give helpers candies from those it won
+        f.emit(GivingOpened(winner=winner, helpers=helpers, count=len(won), cards=list(won)))  # type: ignore[arg-type]
+
+
+def _close_gift(f: Flow) -> None:
+    g = f.s.gift
+    assert g is not None
+    f.emit(GivingClosed(winner=g.winner, given=g.given))
 
 
 def _hand_out(f: Flow, to: list[int], reason: str) -> None:
@@ -599,6 +651,8 @@ def to_move(s: QState) -> list[int]:
         return list(s.share.seats)
     if s.phase in ("fight", "duel") and s.combat is not None:
         return [s.combat.turn]
+    if s.phase == "gift" and s.gift is not None:
+        return [s.gift.winner]
     if s.phase == "party":
         return [s.turn]
     return []
@@ -619,8 +673,8 @@ def decision_seconds(s: QState, seat: int) -> tuple[str, int] | None:
 
 
 def default_move(s: QState, seat: int) -> Command | None:
-    """A timeout: pass (a window, a turn; We had better agree: no agreement), convert the last
-    cards, choose the first card(s), hand out cards in turn order."""
+    """A timeout: pass (a window, a turn; We had better agree: no agreement; after a duel: give
+    nothing more), convert the last cards, choose the first card(s), hand out cards in turn order."""
     legal = legal_commands(s, seat)
     for c in legal:
         if isinstance(c, Pass):
@@ -691,6 +745,8 @@ def legal_commands(s: QState, seat: int) -> list[Command]:
         cands.append(Accept())
     if s.phase == "party":
         cands += [Challenge(target=t) for t in range(n) if t != seat]
+    if s.phase == "gift" and s.gift is not None:
+        cands += [GiveCandies(to=h, count=k) for h in s.gift.helpers for k in range(1, gift_left(s) + 1)]
     cands += _quick_plays(s, seat)
     cands.append(UseAbility(card=s.hands[seat][0] if s.hands[seat] else None))
     cands += [UseEquipment(card=e) for e in s.equipment[seat]]

@@ -1,8 +1,8 @@
 """Orange Quest state, zones and the queries every other module shares (pure).
 
 Secret parts of :class:`QState`: every ``hands`` entry (its owner only), every ``stashes`` entry
-(nobody, the owner included: rulebook "Candy"), ``asides`` (the owner only), ``centre`` (Chaos,
-face down), the ``deck``, ``locations`` and ``bosses`` order; views.py removes them.
+and ``gift.cards`` (nobody, the owner included: rulebook "Candy"), ``asides`` (the owner only),
+``centre`` (Chaos, face down), the ``deck``, ``locations`` and ``bosses`` order; views.py removes them.
 Card conservation: ``deck + discard + table + centre`` and every hand, stash, equipment, curse
 and aside hold the whole pack of 102 cards at every moment (:func:`all_cards`).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from schemas.base import Record
 
 HAND_LIMIT = 7
-WAIT_PHASES = frozenset({"fog", "chaos", "treasure", "fight", "share", "others", "party", "duel", "over"})
+WAIT_PHASES = frozenset({"fog", "chaos", "treasure", "fight", "share", "others", "party", "duel", "gift", "over"})
 """Phases in which the game waits for input (the driver stops); ``""`` while steps run."""
 
 
@@ -37,7 +37,8 @@ class Combat(Record):
     """A boss fight (``kind`` ``fight``) or a duel (``duel``: ``seats`` = challenger, challenged).
 
     ``dealt``/``reduced``/``spent`` are per game seat: gross damage, reductions on it, combat
-    cards spent (duel refills)."""
+    cards spent (duel refills); ``helpers``: (helper, duellist) pairs of a duel, ascending, one
+    for each player whose combat card counted for a duellist (RULINGS.md duels)."""
 
     kind: str
     seats: tuple[int, ...]
@@ -49,6 +50,17 @@ class Combat(Record):
     played: bool = False
     boss: str = ""
     health: int = 0
+    helpers: tuple[tuple[int, int], ...] = ()
+
+
+class Gift(Record):
+    """After a duel: its ``winner`` may give ``helpers`` the won candies still in its stash
+    (``cards``: secret, like every stash card; RULINGS.md duels)."""
+
+    winner: int
+    helpers: tuple[int, ...]
+    cards: tuple[str, ...]
+    given: int = 0
 
 
 class Share(Record):
@@ -114,6 +126,8 @@ class QState(Record):
     played: bool = False
     duels_started: tuple[int, ...] = ()
     attacked: tuple[int, ...] = ()
+    gift: Gift | None = None
+    """After a duel won with help: the winner's chance to give helpers candies (phase ``gift``)."""
     leader: int | None = None
     """The last fight's leader (None: none, or a tie)."""
     participants: tuple[int, ...] = ()

@@ -3,10 +3,11 @@
 Public: heroes and whether they are turned, hand and stash counts, equipment, curses, trophies,
 the table (played cards, reward pools), the response window's chain, the fight or duel and its
 damage, the location, the boss, counts of the decks and the discard pile, every coin flip.
-Secret: other seats' hands and asides, every stash's cards (from everyone, the owner included:
-rulebook "It is not allowed to look at which cards have become candy"), the deck, location and
-boss deck order, the Chaos centre, and (kernel) every secret choice before its reveal; a Fog or
-Chaos choice stays private after its reveal (the cards reach their receivers by ``moved``).
+Secret: other seats' hands and asides, every stash's cards and the won candies a duel's winner
+may give its helpers (from everyone, the owner included: rulebook "It is not allowed to look at
+which cards have become candy"), the deck, location and boss deck order, the Chaos centre, and
+(kernel) every secret choice before its reveal; a Fog or Chaos choice stays private after its
+reveal (the cards reach their receivers by ``moved``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from schemas.base import Event
 from schemas.orange_quest import (
     ChainView,
     GameSetUp,
+    GivingOpened,
     Moved,
     OrangeQuestView,
     PlayerView,
@@ -22,7 +24,7 @@ from schemas.orange_quest import (
     Revealed,
 )
 from services.games.orange_quest.content import LOCATIONS, PACK
-from services.games.orange_quest.rules import legal_commands, to_move
+from services.games.orange_quest.rules import gift_left, legal_commands, to_move
 from services.games.orange_quest.state import QState, convert_seats, net, responders
 
 _INDEX = {c: i for i, c in enumerate(PACK)}
@@ -77,6 +79,8 @@ def view(s: QState, seat: int | None) -> OrangeQuestView:
         accepted=list(sh.accepted) if sh else [], distributor=sh.distributor if sh else None,
         duel=list(c.seats) if c is not None and c.kind == "duel" else [],
         duels_started=list(s.duels_started), attacked=list(s.attacked),
+        gift_giver=s.gift.winner if s.gift else None, gift_helpers=list(s.gift.helpers) if s.gift else [],
+        gift_left=gift_left(s),
         sacred_place=s.sacred_place, breakage=s.breakage, powerlessness=s.powerlessness,
         scores=list(s.scores), winners=list(s.winners),
         legal=legal_commands(s, seat) if waiting else [],  # type: ignore[arg-type]
@@ -90,6 +94,8 @@ def redact(ev: Event, seat: int | None) -> Event | None:
                          strengthening=ev.strengthening)
     if isinstance(ev, Moved) and not move_visible(ev, seat):
         return Moved(frm=ev.frm, to=ev.to, cards=[], count=ev.count, reason=ev.reason)
+    if isinstance(ev, GivingOpened):  # the won candies: nobody sees which cards they are
+        return GivingOpened(winner=ev.winner, helpers=ev.helpers, count=ev.count, cards=[])
     if isinstance(ev, Reshuffled):
         return Reshuffled(deck=[], count=ev.count)
     if isinstance(ev, Revealed) and ev.key.split(":")[0] in ("fog", "chaos"):
