@@ -323,7 +323,9 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any, 
     out("Redis bytes per finished game, live and archived ...")  # issue 13 (bench/memory.py)
     from bench.memory import game_memory
 
-    res["redis_bytes_per_game"] = await game_memory(url, runs)
+    detail: dict = {}
+    res["redis_bytes_per_game"] = await game_memory(url, runs, detail=detail)
+    res["redis_bytes_per_game_keys"] = detail
     if os.environ.get("REDIS_URL"):  # a shared server: leave nothing behind
         async for key in r.scan_iter(match=f"{settings.namespace}:*", count=1000):
             await r.delete(key)
@@ -504,7 +506,7 @@ def table(res: dict) -> str:
         ("best end to end / append script alone", f"{res['ratio_e2e_to_lua_append']:.3f}"),
     ]
     for n, v in res.get("redis_bytes_per_game", {}).items():
-        rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live at the end, {v.get('settled_bytes', 0):,.0f} an hour on, {v['archived_bytes']:,.0f} archived"))
+        rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live at the end, {v.get('settled_bytes', 0):,.0f} settled (an hour on, logs trimmed), {v['archived_bytes']:,.0f} archived"))
     for key, path in (("open_loop", "bus"), ("open_loop_gateway", "gateway, WebSockets")):
         for n, by_mean in res.get(key, {}).items():
             for mean, v in by_mean.items():
@@ -542,6 +544,10 @@ def table(res: dict) -> str:
     lines.insert(1, f"|{'-' * (w0 + 2)}|---|")
     tail = ("\n\nPer-stage CPU (user + system seconds of each process from /proc, over the run):\n\n"
             + "\n".join(f"- {x}" for x in cpu_rows) + "\n") if cpu_rows else ""
+    if res.get("redis_bytes_per_game"):
+        from bench.memory import summary_md
+
+        tail += "\n" + summary_md(res["redis_bytes_per_game"], res.get("redis_bytes_per_game_keys"), res["when"])
     if res.get("profile", {}).get("cpu_ms_per_command"):
         from bench.profile import markdown
 
