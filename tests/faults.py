@@ -45,6 +45,7 @@ from typing import Any
 import anyio
 
 from schemas.envelope import Accepted, CommandEnvelope, Outcome
+from services.adapters import ended
 from services.adapters.client import BusClient, NoOutcome, new_id
 from services.adapters.redis_store import EventStore, Settings, connect, decode_outcome
 from services.audit.store import audit_game
@@ -460,7 +461,7 @@ async def check(r: Any, settings: Settings, client: ChaosClient, counts: Counts,
             counts.audit_bad += 1
             counts.failures.append(f"{gid}: audit {verdict.status}: {verdict.reason}")
         game = lifecycle.fold(c.title, events)
-        if await r.get(k.view(gid, None)) != JSON.encode(lifecycle.view(c.title, game, None)):
+        if ended.view_json(await r.get(k.view(gid, None))) != JSON.encode(lifecycle.view(c.title, game, None)):
             counts.replay_bad += 1
             counts.failures.append(f"{gid}: replay differs from the projected spectator view")
     if counts.phantoms:

@@ -8,6 +8,7 @@ import anyio
 import msgspec
 
 from schemas.envelope import Accepted, CommandEnvelope, JoinSeat, Rejected, StartGame
+from services.adapters import ended
 from services.adapters.client import BusClient
 from services.adapters.redis_store import ENC, EventStore, GroupReader, connect
 from services.kernel import codec, fold, get_title
@@ -394,7 +395,7 @@ def test_worker_and_projector_sigkilled_at_random_moments_every_command_one_outc
                 await c.wait_projected(gid, game.version, timeout=20)
                 views, _ = projection(title, game, [])
                 for seat, raw in views:
-                    assert await r.get(k.view(gid, seat)) == raw, (gid, seat)
+                    assert ended.view_json(await r.get(k.view(gid, seat))) == raw, (gid, seat)
                 for seat in (0, 1, None):
                     feed = await c.feed(gid, seat)
                     assert [e["version"] for e in feed] == [e.version for e in events if lifecycle.redact(title, e, seat) is not None]
@@ -608,7 +609,7 @@ def test_a_projector_with_a_cache_from_lost_writes_folds_the_stored_history(sett
         assert await pb.apply(gid, "toy", 2) == "ok"
         await _feed(w2, r, settings, env("c3", JoinSeat(name="C"), 0))
         assert await pa.apply(gid, "toy", 3) == "ok"
-        view = msgspec.json.decode(await r.get(settings.keys.view(gid, None)))
+        view = msgspec.json.decode(ended.view_json(await r.get(settings.keys.view(gid, None))))
         assert [s.get("name") for s in view["seats"]] == ["C", "B"], view
         await r.aclose()
 

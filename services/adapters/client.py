@@ -27,6 +27,7 @@ from schemas.envelope import (
     Rejected,
     StartGame,
 )
+from services.adapters import ended
 from services.adapters.redis_store import CommandBus, Settings
 
 _seq = itertools.count()
@@ -100,7 +101,7 @@ class BusClient:
 
     async def view_raw(self, game_id: str, seat: int | None) -> bytes | None:
         """The projected view envelope (JSON bytes) of a seat, or None before the first projection."""
-        return await self.r.get(self.keys.view(game_id, seat))
+        return ended.view_json(await self.r.get(self.keys.view(game_id, seat)))
 
     async def view(self, game_id: str, seat: int | None) -> dict | None:
         raw = await self.view_raw(game_id, seat)

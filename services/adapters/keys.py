@@ -18,11 +18,13 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:games``                        set of the partition's game ids
 ``<ns>:{<ns>:pN}:g:<game>:meta``                hash: version, hash, status, title
 ``<ns>:{<ns>:pN}:g:<game>:events``              the game's event stream, entry id ``<version>-0``;
-                                                never trimmed
+                                                never trimmed (an ended game's is packed)
 ``<ns>:{<ns>:pN}:g:<game>:secret``              hash: the secret seed (worker side only)
 ``<ns>:{<ns>:pN}:g:<game>:commands``            accepted commands that appended events, entry
                                                 id = the version they brought the game to
 ``<ns>:{<ns>:pN}:g:<game>:snap``                snapshot: msgpack ``Snapshot{fingerprint, game}``
+``<ns>:{<ns>:pN}:g:<game>:packed``              an ended game's events and commands stream in one
+                                                record, read as the streams (adapters/ended.py)
 ``<ns>:{<ns>:pN}:g:<game>:out:<command>``       the one stored outcome of a command id
 ``<ns>:{<ns>:pN}:inbox:<client>``                reply inbox of one client process for the
                                                 partition: outcomes pushed by the append/reject
@@ -32,7 +34,8 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
                                                 projection (capped, ~10,000 entries); the
                                                 gateway's one reader wakes sockets from it
 ``<ns>:{<ns>:pN}:rm:<game>:applied``            read models: last applied version
-``<ns>:{<ns>:pN}:rm:<game>:view:<seat|spec>``   read model: JSON view envelope
+``<ns>:{<ns>:pN}:rm:<game>:view:<seat|spec>``   read model: JSON view envelope (an ended game's
+                                                zlib-compressed: ``ended.view_json`` reads both)
 ``<ns>:{<ns>:pN}:rm:<game>:feed:<seat|spec>``   read model: event feed stream, id ``<version>-0``
 ``<ns>:{<ns>:pN}:deadlines``                    sorted set of the partition's pending deadlines
                                                 (score = deadline ms, member

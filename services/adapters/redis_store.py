@@ -30,7 +30,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.envelope import Accepted, CommandEnvelope, EventEnvelope, Outcome, Rejected
-from services.adapters import scripts
+from services.adapters import ended, scripts
 from services.adapters.keys import Keys
 from services.kernel import game as lifecycle
 from services.kernel.registry import Codec, get_title
@@ -154,12 +154,11 @@ class EventStore:
 
     async def read_events(self, codec: Codec, game_id: str, start: int = 1, end: int | None = None) -> list[EventEnvelope]:
         """Events ``start..end`` (inclusive) of a game, decoded. Raises CorruptEvent."""
-        key = self.keys.game(game_id, "events")
         out: list[EventEnvelope] = []
         lo = f"{start}-0"
         hi = f"{end}-0" if end is not None else "+"
         while True:
-            batch = await self.r.xrange(key, lo, hi, count=500)
+            batch = await ended.event_rows(self.r, self.keys, game_id, lo, hi, count=500)
             for mid, fields in batch:
                 v = int(mid.split(b"-")[0])
                 out.append(codec.decode_event(fields[b"e"], game_id=game_id, version=v))
@@ -211,7 +210,10 @@ class EventStore:
             pipe.hget(k.game(game_id, "meta"), "title")
             pipe.get(k.game(game_id, "snap"))
             pipe.xrange(k.game(game_id, "events"), "1-0", "+", count=first)
-            owner, snap_raw, head = await pipe.execute()
+            pipe.exists(ended.key(k, game_id))  # after the events: an ended game's streams may be packed
+            owner, snap_raw, head, packed = await pipe.execute()
+        if not head and packed:
+            head = await ended.rows_from_packed(self.r, k, game_id, head, 1, first, first)
         if stop_at_other_title and owner is not None and owner.decode() != title.name:
             return owner.decode(), lifecycle.new_game(game_id, title.name), None
         seed_raw = await self.r.hget(k.game(game_id, "secret"), "seed") if (head or snap_raw is not None) else None
@@ -235,7 +237,7 @@ class EventStore:
 
     async def read_commands(self, codec: Codec, game_id: str) -> list[tuple[int, int, CommandEnvelope]]:
         """The accepted commands of a game that appended events: ``(version before, version after, envelope)``."""
-        rows = await self.r.xrange(self.keys.game(game_id, "commands"))
+        rows = await ended.command_rows(self.r, self.keys, game_id)
         dec = msgspec.msgpack.Decoder(CommandEnvelope[codec.command_union])
         return [(int(f[b"from"]), int(mid.split(b"-")[0]), dec.decode(f[b"c"])) for mid, f in rows]
 

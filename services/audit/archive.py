@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from services.adapters import ended
 from services.adapters.redis_store import Settings
 from services.audit.compact import MAGIC, NotPackable, pack, unpack
 from services.audit.store import GameNotFound, export_bundle
@@ -42,7 +43,7 @@ def archive_key(settings: Settings, game_id: str) -> str:
 
 async def _game_keys(r: Any, settings: Settings, game_id: str) -> list[str]:
     k = settings.keys
-    keys = [k.game(game_id, part) for part in ("meta", "events", "commands", "secret", "snap")]
+    keys = [k.game(game_id, part) for part in ("meta", "events", "commands", "secret", "snap", ended.PART)]
     for pattern in (k.game(game_id, "out:*"), k.game(game_id, "reply:*"), k.rm(game_id, "*")):
         keys += [key.decode() async for key in r.scan_iter(match=pattern, count=1000)]
     keys += [k.lobby_game(game_id), k.lobby_applied(game_id), k.result(game_id)]
@@ -96,8 +97,8 @@ async def archive_older(r: Any, settings: Settings, days: float, now_ms: int | N
             meta = await r.hmget(k.game(gid, "meta"), ["status", "version"])
             if meta[0] not in ENDED:
                 continue
-            last = await r.xrevrange(k.game(gid, "events"), "+", "-", count=1)
-            at = msgspec.msgpack.decode(last[0][1][b"e"]).get("recorded_at", 0) if last else 0
+            last = await ended.last_event(r, k, gid)
+            at = msgspec.msgpack.decode(last).get("recorded_at", 0) if last else 0
             if at <= cut:
                 await archive(r, settings, gid)
                 done.append(gid)

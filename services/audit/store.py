@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from services.adapters import ended
 from services.adapters.redis_store import Settings
 from services.audit.verify import Verdict, audit_bundle, build_bundle
 
@@ -45,10 +46,7 @@ async def export_bundle(r: Any, settings: Settings, game_id: str) -> dict:
     """The bundle of a game (dict, see services/audit/verify.py). Raises GameNotFound."""
     await _status(r, settings, game_id)
     k = settings.keys
-    pipe = r.pipeline(transaction=True)
-    pipe.xrange(k.game(game_id, "events"))
-    pipe.xrange(k.game(game_id, "commands"))
-    ev_rows, cmd_rows = await pipe.execute()
+    ev_rows, cmd_rows = await ended.all_rows(r, k, game_id)  # the streams, or their packed record
     events = [msgspec.msgpack.decode(f[b"e"]) for _, f in ev_rows]
     commands = [(int(f[b"from"]), int(mid.split(b"-")[0]), msgspec.msgpack.decode(f[b"c"])) for mid, f in cmd_rows]
     if not events:

@@ -38,6 +38,7 @@ from schemas.gateway import (
     TitleDetail,
     TitleInfo,
 )
+from services.adapters import ended
 from services.adapters.client import new_id
 from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import CommandBus, Settings, decode_outcome
@@ -196,10 +197,9 @@ class GatewayService:
             return hit
         holders: dict[int, int | None] = {}
         frozen = False
-        key = self.keys.game(game_id, "events")
         lo = "-"
         while not frozen:
-            rows = await self.r.xrange(key, lo, "+", count=100)
+            rows = await ended.event_rows(self.r, self.keys, game_id, lo, "+", count=100)
             for mid, fields in rows:
                 ev = _SEAT_EVENT.decode(fields[b"e"]).body
                 if ev.type == "seat_joined" and ev.seat is not None:
@@ -248,7 +248,7 @@ class GatewayService:
     async def _bot_seats(self, game_id: str) -> set[int]:
         """Seats joined as bots (``seat_botted`` before the start), from the game's own stream."""
         out: set[int] = set()
-        for _, fields in await self.r.xrange(self.keys.game(game_id, "events"), "-", "+", count=200):
+        for _, fields in await ended.event_rows(self.r, self.keys, game_id, "-", "+", count=200):
             ev = _SEAT_EVENT.decode(fields[b"e"]).body
             if ev.type == "seat_botted" and ev.seat is not None:
                 out.add(ev.seat)
@@ -414,7 +414,7 @@ class GatewayService:
 
     async def _event_time(self, game_id: str, version: int) -> float | None:
         """``recorded_at`` (unix seconds) of one stored event, None if there is none."""
-        row = await self.r.xrange(self.keys.game(game_id, "events"), f"{version}-0", f"{version}-0")
+        row = await ended.event_rows(self.r, self.keys, game_id, f"{version}-0", f"{version}-0")
         return (msgspec.msgpack.decode(row[0][1][b"e"]).get("recorded_at", 0) / 1000 or None) if row else None
 
     async def join(self, game_id: str, name: str, seat: int | None, client_seed: str, client_id: str | None,
@@ -576,7 +576,7 @@ class GatewayService:
 
     async def view(self, game_id: str, seat: int | None) -> bytes:
         """The stored view envelope (JSON). Raises ApiError 404 ``game_not_found`` / ``view_not_ready``."""
-        raw = await self.r.get(self.keys.view(game_id, seat))
+        raw = ended.view_json(await self.r.get(self.keys.view(game_id, seat)))
         if raw is None:
             await self.title_of(game_id)
             raise ApiError(404, "view_not_ready", "The game's read models are not projected yet; retry shortly.")

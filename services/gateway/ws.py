@@ -32,6 +32,7 @@ from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
 from schemas.gateway import WsError, WsOutcome, WsPing
+from services.adapters import ended
 from services.gateway.fanout import Waker
 from services.gateway.service import ApiError, GatewayService, view_version
 from services.gateway.wire import WS_CLIENT_MESSAGE
@@ -56,7 +57,6 @@ class _Pusher:
         self.game_id = game_id
         self.seat = seat
         self.view_key = gw.keys.view(game_id, seat)
-        self.commands_key = gw.keys.game(game_id, "commands")
         self.cursor = since
         self.view_sent = since
         self.lock = anyio.Lock()
@@ -101,11 +101,11 @@ class _Pusher:
             await self._send_entries(rows)
             if len(rows) < PAGE:
                 break
-        raw = await r.get(self.view_key)
+        raw = ended.view_json(await r.get(self.view_key))
         if raw is None:
             return True
         w = view_version(raw)
-        if w > self.view_sent and await r.xrange(self.commands_key, f"{w}-0", f"{w}-0"):
+        if w > self.view_sent and await ended.command_rows(r, self.gw.keys, self.game_id, f"{w}-0", f"{w}-0"):
             if w > self.cursor:
                 await self._send_entries(await self._read(w, None))
             await self.send(b'{"type":"view","version":%d,"view":%s}' % (w, raw))

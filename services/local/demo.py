@@ -25,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from schemas.envelope import Accepted, JoinSeat, StartGame
+from services.adapters import ended
 from services.adapters.client import BusClient
 from services.adapters.redis_store import EventStore, Settings, connect
 from services.gateway.config import GatewayConfig
@@ -178,7 +179,7 @@ async def verify_replay(r: Any, settings: Settings, name: str, stats: TitleStats
     c = codec(name)
     for gid in stats.game_ids:
         game = lifecycle.fold(c.title, await store.read_events(c, gid))
-        stored = await r.get(settings.keys.view(gid, None))
+        stored = ended.view_json(await r.get(settings.keys.view(gid, None)))
         if stored == JSON.encode(lifecycle.view(c.title, game, None)):
             stats.replay_ok += 1
         else:

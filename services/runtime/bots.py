@@ -26,6 +26,7 @@ import msgspec
 import structlog
 
 from schemas.envelope import CommandEnvelope, ViewEnvelope
+from services.adapters import ended
 from services.adapters.redis_store import CommandBus, GroupReader, Settings
 from services.kernel import get_title
 from services.runtime.consumer import consumer_name, serve_log_group
@@ -102,7 +103,7 @@ class Bots:
             if time.monotonic() > deadline:
                 return False
             await anyio.sleep(0.02)
-        raw = await self.r.get(self.keys.view(game_id, None))
+        raw = ended.view_json(await self.r.get(self.keys.view(game_id, None)))
         if raw is None:
             return False
         spec = msgspec.json.decode(raw)
@@ -114,7 +115,7 @@ class Bots:
             name = bots[seat] if seat < len(bots) else None
             if not name or name not in title.bots:
                 continue
-            seat_raw = await self.r.get(self.keys.view(game_id, seat))
+            seat_raw = ended.view_json(await self.r.get(self.keys.view(game_id, seat)))
             if seat_raw is None:
                 return False
             env = msgspec.json.decode(seat_raw, type=ViewEnvelope[title.view_type])

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from schemas.envelope import EventEnvelope
+from services.adapters import ended
 from services.adapters.keys import Keys
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
@@ -71,7 +72,7 @@ async def _derived(r: Any, keys: Keys, game_id: str, title_name: str, seat: int 
     events: list[EventEnvelope] = []
     lo = "-"
     while True:
-        batch = await r.xrange(keys.game(game_id, "events"), lo, f"{applied}-0", count=500)
+        batch = await ended.event_rows(r, keys, game_id, lo, f"{applied}-0", count=500)
         events += [codec.decode_event(f[b"e"], game_id=game_id, version=int(mid.split(b"-")[0])) for mid, f in batch]
         if len(batch) < 500:
             break

@@ -39,6 +39,7 @@ import httpx
 import msgspec
 import structlog
 
+from services.adapters import ended
 from services.adapters.redis_store import GroupReader, Settings
 from services.runtime.consumer import consumer_name, is_connection_error, serve_log_group
 
@@ -121,7 +122,7 @@ class Notifier:
                 if time.monotonic() > deadline:
                     return  # stays pending: reclaimed later
                 await anyio.sleep(0.02)
-            raw = await self.r.get(self.keys.view(gid, None))
+            raw = ended.view_json(await self.r.get(self.keys.view(gid, None)))
             if raw is not None:  # the view may be newer than v: it names its own version (same key, one job)
                 spec = msgspec.json.decode(raw)
                 jobs = await self._notifications(gid, fields[b"t"].decode(), int(spec.get("version", v)), spec)
@@ -222,7 +223,7 @@ class Notifier:
         return n
 
     async def _still_due(self, gid: str, check: list[int]) -> bool:
-        raw = await self.r.get(self.keys.view(gid, None))
+        raw = ended.view_json(await self.r.get(self.keys.view(gid, None)))
         if raw is None:
             return False
         spec = msgspec.json.decode(raw)

@@ -33,7 +33,7 @@ from schemas.envelope import (
     EventEnvelope,
     SeedRevealed,
 )
-from services.adapters import scripts
+from services.adapters import ended, scripts
 from services.adapters.keys import GAME_ID
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
@@ -282,10 +282,11 @@ class Projector:
         views, feed_rows = projection(title, after, new)
         view_keys = [k.view(gid, s) for s, _ in views]
         feed_keys = [k.feed(gid, s) for s, _ in feed_rows]
-        args: list[Any] = [before.version, after.version, GROUP, msg_id, len(views), len(feed_rows), *[b for _, b in views]]
-        ended = after.status in ENDED
+        done = after.status in ENDED  # an ended game's views are stored compressed (services/adapters/ended.py)
+        args: list[Any] = [before.version, after.version, GROUP, msg_id, len(views), len(feed_rows),
+                           *[ended.pack_view(b) if done else b for _, b in views]]
         for _, rows in feed_rows:
-            if ended:  # an ended game's feeds are derived from its stream (services/runtime/feeds.py)
+            if done:  # an ended game's feeds are derived from its stream (services/runtime/feeds.py)
                 args.append(-1)
                 continue
             args.append(len(rows))
@@ -340,25 +341,12 @@ class Projector:
         raise RuntimeError(f"could not project game {game_id!r} to version {version}: kept conflicting")
 
     async def _settle(self, before: lifecycle.Game | None, after: lifecycle.Game) -> None:
-        """Once a projection ended the game: its accepted outcomes expire after
-        ``ended_outcome_ttl`` s (every command id its events name; the rejected ones expire
-        already). Its feeds went with the projection (services/runtime/feeds.py)."""
-        ttl = self.settings.ended_outcome_ttl
-        if after.status not in ENDED or (before is not None and before.status in ENDED) or ttl <= 0:
+        """Once a projection ended the game: its storage is settled (services/adapters/ended.py:
+        accepted outcomes expire after ``ended_outcome_ttl`` s, the streams are packed into one
+        record). Its feeds went with the projection (services/runtime/feeds.py)."""
+        if after.status not in ENDED or (before is not None and before.status in ENDED):
             return
-        gid = after.game_id
-        ids: set[str] = set()
-        lo = "-"
-        while True:
-            batch = await self.r.xrange(self.keys.game(gid, "events"), lo, "+", count=500)
-            ids.update(msgspec.msgpack.decode(f[b"e"]).get("command_id", "") for _, f in batch)
-            if len(batch) < 500:
-                break
-            lo = "(" + batch[-1][0].decode()
-        async with self.r.pipeline(transaction=False) as pipe:
-            for cid in sorted(ids - {""}):
-                pipe.expire(self.keys.outcome(gid, cid), ttl)
-            await pipe.execute()
+        await ended.settle(self.r, self.settings, after.game_id)
 
     async def _update_lobby(self, game: lifecycle.Game) -> None:
         await self._lobby_call(game, None)

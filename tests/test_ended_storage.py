@@ -1,0 +1,129 @@
+"""An ended game's storage is settled (issue 13, "<= 50 kB live per finished game"; real Redis).
+
+- its event and command streams are packed into one record (services/adapters/ended.py) that
+  every reader reads as the streams were: the same rows, byte for byte; the same bundle, audit,
+  state and read models (a rebuild gives the same bytes);
+- a finished game of every title leaves a bounded key set: no stream of its own, no feed, its
+  lasting keys (meta, secret, packed record, snapshot, applied version, one view per seat and the
+  spectator's, lobby entry and result) at most ``seats + 9``, nothing else but outcomes that
+  expire, at most one entry in the partition log and its command stream once they are trimmed,
+  and ``MEMORY USAGE`` of it all within the documented bound (docs/operations.md).
+"""
+
+from __future__ import annotations
+
+import random
+
+import anyio
+import pytest
+
+from bench.memory import SEATS, _trim, game_keys, seats_for
+from schemas.envelope import Accepted
+from services.adapters import ended
+from services.adapters.client import BusClient
+from services.adapters.redis_store import EventStore
+from services.audit.store import audit_game, export_bundle
+from services.kernel import codec, fold
+from services.local.demo import TitleStats, dump_read_models, play_bot_game
+from services.runtime.projector import Projector, rebuild
+from services.runtime.serve import services_running
+from tests.toygame import Add, Roll
+
+LIVE_BOUND = 50_000
+"""Bytes (``MEMORY USAGE``) a finished game of any title may hold once settled (docs/operations.md)."""
+
+
+def test_a_packed_game_reads_as_its_streams_did(settings):
+    async def main():
+        async with services_running(settings, titles=["toy"], projector=False) as s:  # nothing settles it yet
+            r, k = s["redis"], settings.keys
+            c = BusClient(r, settings)
+            rng = random.Random(3)
+            gid, _ = await c.setup("toy", 2, {"target": 12})
+            turn = 0
+            while True:
+                out = await c.submit("toy", gid, rng.choice([Add(n=rng.randint(1, 3)), Roll()]), turn)
+                assert isinstance(out, Accepted), out
+                if out.events > 1:  # game_finished + seed_revealed
+                    break
+                turn = (turn + 1) % 2
+            store, cod = EventStore(r, settings), codec("toy")
+            events, commands = await r.xrange(k.game(gid, "events")), await r.xrange(k.game(gid, "commands"))
+            bundle, state = await export_bundle(r, settings, gid), fold(cod.title, await store.read_events(cod, gid))
+            assert not await ended.is_settled(r, k, gid)
+
+            await Projector(r, settings, consumer="t").apply(gid, "toy", out.version)  # the ending projection settles it
+            assert await ended.is_settled(r, k, gid)
+            assert not await r.exists(k.game(gid, "events"), k.game(gid, "commands"))
+            models = await dump_read_models(r, settings)
+
+            assert await ended.event_rows(r, k, gid) == events  # every row, byte for byte
+            assert await ended.event_rows(r, k, gid, "(3-0", "7-0") == events[3:7]
+            assert await ended.event_rows(r, k, gid, "-", "+", count=2) == events[:2]
+            assert await ended.command_rows(r, k, gid) == commands
+            assert await ended.command_rows(r, k, gid, f"{out.version}-0", f"{out.version}-0") == commands[-1:]
+            assert await ended.last_event(r, k, gid) == events[-1][1][b"e"]
+            assert await export_bundle(r, settings, gid) == bundle
+            assert (await audit_game(r, settings, gid)).status == "valid"
+            assert await store.load(cod, gid) == state
+            assert [(a, b, e.command_id) for a, b, e in await store.read_commands(cod, gid)] == \
+                [(int(f[b"from"]), int(m.split(b"-")[0]), _cid(f[b"c"])) for m, f in commands]
+
+            assert await rebuild(r, settings) >= 1  # read models from the packed record: the same bytes
+            assert await dump_read_models(r, settings) == models
+            assert await ended.settle(r, settings, gid) == "packed already"
+
+    anyio.run(main)
+
+
+def _cid(raw: bytes) -> str:
+    import msgspec
+
+    return msgspec.msgpack.decode(raw)["command_id"]
+
+
+def test_a_packed_record_that_would_not_read_back_keeps_the_streams():
+    rows = [(b"1-0", {b"e": b"\x81\xa1x\x01"})]  # not an envelope a bundle can hold
+    assert ended.pack("g", rows, []) is None
+    assert ended.pack("g", [], []) is None
+    gap = [(b"2-0", {b"e": b"\x80"})]
+    assert ended.pack("g", gap, []) is None
+
+
+TITLES = sorted(SEATS)
+
+
+@pytest.mark.parametrize("title", TITLES)
+def test_a_finished_game_of_every_title_keeps_a_bounded_key_set(settings, title):
+    seats = seats_for(title)
+
+    async def main():
+        async with services_running(settings, titles=[title]) as s:
+            r, k = s["redis"], settings.keys
+            stats = TitleStats()
+            await play_bot_game(BusClient(r, settings, timeout=60), title, seats, random.Random(1), stats)
+            assert not stats.failures, stats.failures
+            gid = stats.game_ids[0]
+            version = int(await r.hget(k.game(gid, "meta"), "version"))
+            with anyio.fail_after(60):
+                while not await ended.is_settled(r, k, gid):  # settled right after the ending projection
+                    await anyio.sleep(0.02)
+            assert int(await r.get(k.rm(gid, "applied"))) == version
+            await _trim(r, settings)  # the services' minute trim, at once
+            rows = await game_keys(r, settings, gid, title)
+        own = {row["part"]: row for row in rows if not row["shared"]}
+        lasting = {p for p, row in own.items() if row["ttl"] < 0}
+        views = {f"view:{i}" for i in range(seats)} | {"view:spec"}
+        assert lasting - {"snap"} == {"meta", "secret", "packed", "applied", "lobby:game", "lobby:applied",
+                                      "lobby:result"} | views, sorted(lasting)
+        assert len(lasting) <= seats + 9
+        assert all(row["type"] != "stream" for row in rows if not row["shared"]), rows  # no stream, no feed of its own
+        assert {p for p, row in own.items() if row["ttl"] >= 0} <= {"out:<command>"}
+        outcomes = [row for row in rows if row["part"] == "out:<command>"]
+        assert all(0 < row["ttl"] <= settings.rejected_ttl for row in outcomes)
+        for part in ("partition log (share)", "command stream (share)"):  # trimmed: at most the entry a trim keeps
+            assert sum(row["entries"] for row in rows if row["part"] == part) <= 1, (part, rows)
+        settled = sum(row["bytes"] for row in rows if row["ttl"] < 0 and not row["part"].startswith("change stream"))
+        assert settled <= LIVE_BOUND, (title, version, settled, sorted((row["bytes"], row["part"]) for row in rows))
+
+    anyio.run(main)
