@@ -253,24 +253,41 @@ async def _pause() -> None:
     await anyio.sleep(0.05)
 
 
+def _grouped(rows: list[dict]) -> list[dict]:
+    """Rows of one part (e.g. the outcomes, one key per command) merged: bytes and keys summed."""
+    out: dict[tuple, dict] = {}
+    for row in rows:
+        g = (row["part"], row["type"], row["encoding"], row["ttl"] > 0)
+        if g in out:
+            m = out[g]
+            m["keys"] += 1
+            m["bytes"] += row["bytes"]
+            m["entries"] += row["entries"]
+            m["ttl"] = max(m["ttl"], row["ttl"])
+        else:
+            out[g] = dict(row, keys=1)
+    return list(out.values())
+
+
 def key_table(detail: dict) -> str:
-    """Markdown: the keys of one finished game per title, at its end and settled."""
+    """Markdown: the keys of one finished game per title, at its end and settled (keys of one
+    part, e.g. the outcomes, on one line)."""
     lines = []
     for name, d in detail.items():
         lines.append(f"\n### {name} ({d['events']} events)\n")
-        lines.append("| key (part) | type / encoding | entries | bytes at the end | bytes settled |")
-        lines.append("|---|---|---|---|---|")
-        settled = {(row["key"], row["part"]): row for row in d["settled"]}
-        for row in d["at_end"]:
-            s = settled.get((row["key"], row["part"]))
+        lines.append("| key (part) | type / encoding | keys | entries | bytes at the end | bytes settled |")
+        lines.append("|---|---|---|---|---|---|")
+        settled = {(row["part"], row["type"], row["encoding"], False): row for row in _grouped(d["settled"])}
+        for row in _grouped(d["at_end"]):
+            s = settled.get((row["part"], row["type"], row["encoding"], row["ttl"] > 0))
             sb = "expires" if row["ttl"] > 0 else (f"{s['bytes']:,}" if s else "0 (trimmed)")
             if row["part"].startswith("change stream"):
                 sb = "pushed out (capped)"
             share = f" of {row['of_entries']:,}" if row.get("shared") else ""
-            ttl = f", TTL {row['ttl']} s" if row["ttl"] > 0 else ""
-            lines.append(f"| {row['part']} | {row['type']} / {row['encoding']}{ttl} | {row['entries']:,}{share} | "
+            ttl = f", TTL <= {row['ttl']} s" if row["ttl"] > 0 else ""
+            lines.append(f"| {row['part']} | {row['type']} / {row['encoding']}{ttl} | {row['keys']} | {row['entries']:,}{share} | "
                          f"{row['bytes']:,} | {sb} |")
-        lines.append(f"| **total** | | | **{_sum(d['at_end'], settled=False):,}** | **{_sum(d['settled'], settled=True):,}** |")
+        lines.append(f"| **total** | | | | **{_sum(d['at_end'], settled=False):,}** | **{_sum(d['settled'], settled=True):,}** |")
     return "\n".join(lines) + "\n"
 
 
