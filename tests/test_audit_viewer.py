@@ -1,8 +1,11 @@
 """The browser verifier (clients/web/audit/verify.js) agrees with `questhall audit`: node's test
 runner checks its verdict and first bad version on bundles of every title played on the bus, on
-signed games with receipts, and on tampered copies (a payload edited, a chain link broken, a
-chance outcome changed and re-chained, a receipt forged, a record forged under receipts); and
-every chance outcome it re-derives equals the draw the Python rules made (recorded here)."""
+signed games with receipts, on long in-memory games reaching every chance derivation
+(tests/audit_games.py: reshuffles, the Fate Deck rebuild, random discards and thefts, reward
+deals), and on tampered copies (a payload edited, a chain link broken, a chance outcome changed
+and re-chained, a receipt forged, a record forged under receipts); every chance outcome it
+re-derives equals the draw the Python rules made (recorded here), and every command that drew
+is re-derived."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from services.kernel.registry import codec as get_codec
 from services.kernel.runner import LocalGame
 from services.local.demo import TitleStats, play_bot_game
 from services.runtime.serve import services_running
+from tests.audit_games import LONG_GAMES, play, tamper_roll
 from tests.signed_games import forge, reseal, signed_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +42,7 @@ CHANCE_EVENTS = {  # an event per title whose chance the browser re-derives, and
     "questeros": "questeros.hands_dealt", "eros_quest": "eros_quest.adventure_set_up",
     "fate_deck": "fate_deck.session_opened", "quests_over_coffee": "qoc.rolled",
     "orion_duel": "orion_duel.tokens_placed", "reventure_orbtale": "reventure_orbtale.game_set_up",
+    "orange_quest": "orange_quest.game_set_up",
 }
 
 
@@ -197,9 +202,13 @@ def test_the_browser_verifier_agrees_with_questhall_audit(bus_bundles, tmp_path)
     games += [signed_game(name, seats, 40 + k) for k, (name, seats) in
               enumerate([("questeros", 2), ("quests_over_coffee", 2), ("fate_deck", 3), ("orion_duel", 2)])]
     games += [(option_game(name, seats, options, 60 + k), None) for k, (name, seats, options) in enumerate(OPTION_GAMES)]
+    games += [(play(*spec), None) for spec in LONG_GAMES]
     cases, kinds = [], set()
     for gi, (bundle, receipts) in enumerate(games):
         variants = [("valid", bundle, receipts), *tampered(bundle, receipts)]
+        roll = tamper_roll(bundle, random.Random(gi))
+        if roll is not None:
+            variants.append(("roll", roll[0], None))
         for kind, b, r in variants:
             verdict = audit_bundle(b, r)
             name = f"{gi}-{b['title']}-{kind}"

@@ -1,6 +1,7 @@
 """Write clients/web/audit/content.js: the content the browser verifier's chance derivations
 start from (the Questeros deck in deck.toml order, Orion Duel's cells and token spacing,
-Reventure: Orbtale's setup lists, Quests Over Coffee's pack). Run after a content change:
+Reventure: Orbtale's setup lists, Quests Over Coffee's pack, Orange Quest's pack, bosses and the
+reasons of its random picks). Run after a content change:
 `.venv/bin/python tools/gen_audit_content.py`; tests/test_audit_viewer.py checks it is current."""
 
 from __future__ import annotations
@@ -16,6 +17,15 @@ OUT = ROOT / "clients" / "web" / "audit" / "content.js"
 def render() -> str:
     """The module text (deterministic)."""
     sys.path.insert(0, str(ROOT))
+    from services.games.orange_quest.content import (
+        BOSSES,
+        HEROES,
+        LAST_BOSS,
+        LOCATIONS,
+        STRENGTHENING,
+    )
+    from services.games.orange_quest.content import CARDS as OQ_CARDS
+    from services.games.orange_quest.content import PACK as OQ_PACK
     from services.games.orion_duel.geometry import CELL_LIST
     from services.games.orion_duel.rules import (
         BLACK_HOLE_GALAXY_SPACING,
@@ -40,7 +50,18 @@ def render() -> str:
              "galaxy_spacing": GALAXY_SPACING, "black_hole_spacing": BLACK_HOLE_SPACING,
              "black_hole_galaxy_spacing": BLACK_HOLE_GALAXY_SPACING}
     orbtale = {"pack": [c for c in PACK if CARDS[c].kind != "orb"], "orbs": list(ORBS), "heroes": list(HERO_ORDER),
-               "who": list(WHO_TEXT), "what": list(WHAT_TEXT)}
+               "who": list(WHO_TEXT), "what": list(WHAT_TEXT),
+               # CardsDiscarded reasons of flow.discard_random: the chapter rule and the cards whose effect discards
+               "random_discards": ["chapter_rule", *sorted({c.base for c in CARDS.values() if c.effect == "damage_and_discard"})]}
+    orange = {"heroes": list(HEROES), "pack": list(OQ_PACK), "locations": list(LOCATIONS),
+              "bosses": [b for b in BOSSES if b != LAST_BOSS], "last_boss": LAST_BOSS,
+              "others_cards": {b: x.others.cards for b, x in BOSSES.items()},
+              "bonus_cards": {k: v.bonus.cards for k, v in STRENGTHENING.items()},
+              # Moved reasons of a hand card picked at random (flow.chance_pick from a hand: the
+              # discard_random and steal_card effects, Stomach Ache, Loss of Losses); every move out
+              # of a stash is a random pick (stash cards are face down)
+              "hand_picks": sorted({c.base for c in OQ_CARDS.values() if c.effect in ("discard_random", "steal_card")}
+                                   | {"stomach_ache", "loss_of_losses"})}
     qoc = {"quests": [[q, c.stars] for q, c in QOC_PACK.quests.items()], "items": list(QOC_PACK.items),
            "environments": list(QOC_PACK.environments), "companions": list(QOC_PACK.companions),
            "reroll_items": [i for i, c in QOC_PACK.items.items() if any(e.op == "reroll_all" for e in c.effects)],
@@ -56,7 +77,10 @@ def render() -> str:
             f"export const ORBTALE = {json.dumps(orbtale)};\n"
             "// Quests Over Coffee's pack in file order (quests with their stars), the items whose effect\n"
             "// rerolls every die, the setup counts.\n"
-            f"export const QOC = {json.dumps(qoc)};\n")
+            f"export const QOC = {json.dumps(qoc)};\n"
+            "// Orange Quest's content in file order (heroes, action cards, locations, the bosses but the\n"
+            "// last), the reward cells the chance derivations need and the reasons of random hand picks.\n"
+            f"export const ORANGE = {json.dumps(orange)};\n")
 
 
 if __name__ == "__main__":

@@ -115,3 +115,51 @@ def test_tampered_bundles_name_the_first_bad_version(browser, web_gateway, playe
     page.one("#bundle-file").send_keys(str(path))
     assert _verdict(page) == "valid"
     assert f"receipts: {len(receipts['receipts'])} signed heads" in page.text("#checks")
+
+
+@pytest.fixture(scope="module")
+def long_games(tmp_path_factory):
+    """The long seeded games of every title (tests/audit_games.py) and a tampered roll of each,
+    as bundle files, with `questhall audit`'s verdict and the commands whose chance Python drew."""
+    from tests.audit_games import LONG_GAMES, play, tamper_roll
+    from tests.test_audit_viewer import python_draws
+
+    d = tmp_path_factory.mktemp("long")
+    out = []
+    for k, spec in enumerate(LONG_GAMES):
+        b = play(*spec)
+        roll = tamper_roll(b, random.Random(k))
+        assert roll is not None, spec
+        for kind, bb in (("valid", b), ("roll", roll[0])):
+            path = d / f"{k}-{spec[0]}-{kind}.json"
+            path.write_bytes(encode_bundle(bb))
+            out.append((kind, path, audit_bundle(bb), len(python_draws(bb)) if kind == "valid" else None, roll[1]))
+    return out
+
+
+def test_the_browser_verdict_equals_questhall_audit_on_long_games_of_every_title(browser, web_gateway, long_games):
+    """Every title's long game (reshuffles, the Fate Deck rebuild, random discards and thefts,
+    coin flips, reward deals) dropped on /audit: VALID like `questhall audit`, with every command
+    that drew chance re-derived in the browser; a roll changed and re-chained: INVALID at the
+    version `questhall audit` names, which is the changed one."""
+    page = browser.page(f"{web_gateway.url}/audit/")
+    titles = set()
+    for kind, path, want, drew, changed in long_games:
+        page.js("document.getElementById('verdict-box').dataset.status = ''")
+        page.one("#bundle-file").send_keys(str(path))
+        got = _verdict(page)
+        assert got == want.status, (path.name, want.summary(), page.text("#verdict-reason"))
+        if kind == "valid":
+            assert want.status == "valid", want.summary()
+            checks = page.text("#checks")
+            assert f"chance: {drew} of {drew} commands that drew chance re-derived" in checks, (path.name, checks)
+            titles.add(want.title)
+        else:
+            assert want.status == "invalid" and want.first_bad_version == changed, want.summary()
+            assert page.text("#goto-bad") == f"version {changed}", (path.name, want.summary(), page.text("#verdict-reason"))
+            assert "differs from the chance its seed derives" in page.text("#verdict-reason"), page.text("#verdict-reason")
+    from services.kernel.registry import titles as registered
+
+    assert titles == set(registered()) - {"toy"}, titles  # every shipped title (toy: the tests' own)
+    # games played in memory are not on this server: the page's ask for their state is a 404
+    assert not [e for e in page.console_errors() if "/replay?" not in e]

@@ -52,6 +52,10 @@ if (dir) {
           checked++;
         }
         assert.equal(checked, v.chance_checked);
+        // ... and every command that drew in Python was re-derived here (nothing left to the rules)
+        const mine = v.chance.filter((r) => r.checked).map((r) => String(r.versionBefore));
+        assert.deepEqual(mine.sort(), Object.keys(c.draws).sort(), "commands whose chance is re-derived");
+        assert.equal(v.chance.filter((r) => !r.checked).length, 0, "commands whose chance is not re-derived");
       }
     });
   }
