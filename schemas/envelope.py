@@ -369,6 +369,10 @@ class SeatBotted(Event, tag="seat_botted"):
     seat: int
     bot: str
     reason: str
+    takeover: bool = False
+    """True when the bot takes over a seat a person held (the seat timed out, ``on_timeout = bot``);
+    False for a seat joined as a bot (the ``seat_joined`` just before it). Clients show a takeover
+    and need not show a join. Added later: a record from before it lacks the field (a join)."""
 
 
 class UndoPoint(Event, tag="undo_point"):

@@ -114,8 +114,19 @@ def test_on_timeout_bot_hands_the_seat_to_a_bot_shown_in_the_views():
     n = len(g.events)
     fire_due(g)
     assert tags(g, n)[:2] == ["timed_out", "seat_botted"]
+    assert g.events[n + 1].body.takeover is True  # a takeover, unlike a seat joined as a bot
     v = lifecycle.view(g.title, g.game, None)
     assert v.bots[seat] == "greedy" and v.bots[1 - seat] is None
+
+
+def test_a_seat_joined_as_a_bot_is_no_takeover():
+    from schemas.envelope import CreateGame, SeatBotted
+
+    g = LocalGame(get_title("orion_duel"), seed=b"\1" * 32)
+    g.submit(CreateGame(seats=2))
+    g.submit(JoinSeat(name="", bot="greedy"), 1)
+    botted = [e.body for e in g.events if isinstance(e.body, SeatBotted)]
+    assert len(botted) == 1 and botted[0].takeover is False
 
 
 def test_a_stale_timeout_is_a_no_op():

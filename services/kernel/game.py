@@ -390,7 +390,8 @@ def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout,
         return events + forfeit(title, game, body.seat, reason, seed)
     if lopts.on_timeout == "bot" and not (body.seat < len(game.bots) and game.bots[body.seat]):
         bot = lopts.timeout_bot or _first_bot(title)
-        events.append(SeatBotted(seat=body.seat, bot=bot, reason=f"The seat timed out: {reason[0].lower()}{reason[1:]}"))
+        events.append(SeatBotted(seat=body.seat, bot=bot, reason=f"The seat timed out: {reason[0].lower()}{reason[1:]}",
+                                 takeover=True))
     recorded = len(events)
     move = title.default_move(game.rules, body.seat)
     if move is not None:

@@ -3021,6 +3021,8 @@ export interface components {
             bot: string;
             reason: string;
             seat: number;
+            /** @default false */
+            takeover: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}

@@ -44,7 +44,8 @@ const LIFECYCLE = {
   clock_updated: () => null,
   timed_out: (b, c) => `${seatName(c, b.seat)} ran out of time (${String(b.action || "").replace(/_/g, " ")}).`,
   seat_absent: (b, c) => `${seatName(c, b.seat)} is marked absent.`,
-  seat_botted: (b, c) => (b.reason.startsWith("The seat was joined") ? null : `A bot (${b.bot}) takes over ${seatName(c, b.seat)}: ${b.reason}`),
+  // A seat joined as a bot has its seat_joined line already: only a takeover (a timeout) gets one.
+  seat_botted: (b, c) => (b.takeover ? `A bot (${b.bot}) takes over ${seatName(c, b.seat)}: ${b.reason}` : null),
   undo_point: () => null,
   undo_requested: (b, c) => `${seatName(c, b.seat)} asks to take back the last move.`,
   undo_accepted: (b, c) => `${seatName(c, b.seat)} accepts the take-back.`,
