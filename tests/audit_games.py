@@ -21,9 +21,10 @@ from tests.signed_games import reseal
 MAX_STEPS = 6000
 
 LONG_GAMES = [  # (title, seats, options, seed): each reaches the draws named beside it
-    ("orange_quest", 2, {"days": 4}, 3),                                  # coins, picks, deals, setup
-    ("orange_quest", 5, {"days": 6, "strengthening": "on"}, 5),            # + deck reshuffles, chaos
-    ("orange_quest", 4, {"days": 6, "sharing": "rps"}, 7),                  # rock-paper-scissors deals
+    ("orange_quest", 2, {"days": 4}, 3),                                  # coins, random picks, Chaos
+    ("orange_quest", 4, {"days": 6}, 2),                                  # + reshuffles, peaceable deals, a tied distributor
+    ("orange_quest", 5, {"days": 6, "sharing": "rps"}, 2),                # rock-paper-scissors, its peaceable fallback
+    ("orange_quest", 6, {"days": 6}, 1),                                  # the strengthening side, 5 reshuffles
     ("reventure_orbtale", 3, {"chapter_limit": 12}, 11),                   # + deck reshuffles, thefts
     ("reventure_orbtale", 2, {}, 12),                                      # random discards
     ("fate_deck", 3, {}, 13),                                              # the deck rebuilt (F2)

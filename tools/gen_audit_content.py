@@ -57,11 +57,13 @@ def render() -> str:
               "bosses": [b for b in BOSSES if b != LAST_BOSS], "last_boss": LAST_BOSS,
               "others_cards": {b: x.others.cards for b, x in BOSSES.items()},
               "bonus_cards": {k: v.bonus.cards for k, v in STRENGTHENING.items()},
-              # Moved reasons of a hand card picked at random (flow.chance_pick from a hand: the
-              # discard_random and steal_card effects, Stomach Ache, Loss of Losses); every move out
-              # of a stash is a random pick (stash cards are face down)
-              "hand_picks": sorted({c.base for c in OQ_CARDS.values() if c.effect in ("discard_random", "steal_card")}
-                                   | {"stomach_ache", "loss_of_losses"})}
+              # Moved reasons of stash or hand cards picked at random (flow.chance_pick: stash
+              # cards are face down; the steal, lose, gamble, discard_random and steal_card
+              # effects, a boss loss, a duel's spoils, Mark, Stomach Ache, Loss of Losses). A
+              # duel winner's gift (duel_gift) is not drawn: the candies it won, first ones first.
+              "picks": sorted({c.base for c in OQ_CARDS.values()
+                               if c.effect in ("discard_random", "steal_card", "steal_candy", "lose_candy", "gamble")}
+                              | {"boss_loss", "duel", "mark", "stomach_ache", "loss_of_losses"})}
     qoc = {"quests": [[q, c.stars] for q, c in QOC_PACK.quests.items()], "items": list(QOC_PACK.items),
            "environments": list(QOC_PACK.environments), "companions": list(QOC_PACK.companions),
            "reroll_items": [i for i, c in QOC_PACK.items.items() if any(e.op == "reroll_all" for e in c.effects)],
@@ -79,7 +81,7 @@ def render() -> str:
             "// rerolls every die, the setup counts.\n"
             f"export const QOC = {json.dumps(qoc)};\n"
             "// Orange Quest's content in file order (heroes, action cards, locations, the bosses but the\n"
-            "// last), the reward cells the chance derivations need and the reasons of random hand picks.\n"
+            "// last), the reward cells the chance derivations need and the reasons of random picks.\n"
             f"export const ORANGE = {json.dumps(orange)};\n")
 
 

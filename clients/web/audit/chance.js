@@ -320,7 +320,7 @@ const reventure_orbtale = {
   },
 };
 
-const OQ_HAND_PICKS = new Set(ORANGE.hand_picks);
+const OQ_PICKS = new Set(ORANGE.picks);
 /** Orange Quest's zones (orange_quest/evolve.py): deck, discard, table, centre and hand/stash/equip/curse/aside of each seat. */
 const oqZone = (st, z) => (st.zones && st.zones[z]) || [];
 const oqSet = (st, z, cards) => ({ ...st, zones: { ...st.zones, [z]: cards } });
@@ -372,7 +372,7 @@ const orange_quest = {
     // flow.take_deck: the deck ran out, the discard pile (in the order it was built) becomes the deck.
     "orange_quest.reshuffled": (b, s, st) => compare("deck", b.deck, s.shuffle(oqZone(st, "discard"))),
     "orange_quest.moved": (b, s, st, ctx) => {
-      if (b.frm.startsWith("stash:") || (b.frm.startsWith("hand:") && OQ_HAND_PICKS.has(b.reason))) return oqPick(b, s, st);
+      if ((b.frm.startsWith("stash:") || b.frm.startsWith("hand:")) && OQ_PICKS.has(b.reason)) return oqPick(b, s, st);
       if (b.frm === "table" && (b.reason === "shared" || b.reason === "surplus")) return oqDealt(b, s, st, ctx, "deal", "table");
       if (b.frm === "centre") return oqDealt(b, s, st, ctx, "chaos", "centre");
       return "";
