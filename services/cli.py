@@ -91,13 +91,44 @@ def redis_url(embedded_ok: bool):
         server.stop()
 
 
+def _redacted(url: str) -> str:
+    """``url`` without its password (``redis://user:***@host:port/db``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    u = urlsplit(url)
+    if not u.password:
+        return url
+    host = u.hostname or ""
+    netloc = f"{u.username or ''}:***@{host}" + (f":{u.port}" if u.port else "")
+    return urlunsplit((u.scheme, netloc, u.path, u.query, u.fragment))
+
+
+def _log_redis_in_use() -> None:
+    """One start-up line of a long-lived service saying which Redis it uses and why: ``REDIS_URL``,
+    the embedded server's URL file, or (a warning) the ``127.0.0.1:6379`` fallback, taken when
+    ``REDIS_URL`` is unset and no embedded server runs here (never silently)."""
+    import structlog
+
+    log = structlog.get_logger("questhall.cli")
+    url = _found_url()
+    if url is None:
+        log.warning("redis_in_use", url="redis://127.0.0.1:6379/0",
+                    source="fallback: REDIS_URL is unset and no embedded server runs here")
+    else:
+        source = "REDIS_URL" if os.environ.get("REDIS_URL") else f"embedded server ({URL_FILE})"
+        log.info("redis_in_use", url=_redacted(url), source=source)
+
+
 def _run_until_stopped(main: Any) -> None:
     """Run the async ``main`` of a long-lived service until it ends, or SIGTERM/SIGINT arrives.
 
     Either signal cancels ``main`` (its context managers shut down cleanly, an embedded server
-    is stopped), also where SIGINT is ignored (a background job of a script).
+    is stopped), also where SIGINT is ignored (a background job of a script). Logs which Redis
+    the service uses first (:func:`_log_redis_in_use`).
     """
     import signal
+
+    _log_redis_in_use()
 
     async def until_signal() -> None:
         async with anyio.create_task_group() as tg:

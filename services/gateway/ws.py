@@ -5,10 +5,11 @@ for browsers, ``?token=``) and ``/v1/games/{game_id}/ws?since=V`` (spectators, n
 
 Server to client (JSON text frames): ``{"type": "feed", "version": N, "entry": FeedEntry}``
 for every feed entry with version > V in increasing order, and ``{"type": "view", "version":
-N, "view": ViewEnvelope}`` whenever the view passes the last version sent at a settled version
-(the last event of an accepted command: a command's intermediate states are never pushed as
-views), always after the feed entries up to its version. A client resumes with ``since`` = the highest version it got:
-it receives exactly what it missed, nothing twice. A socket holds no Redis connection and
+N, "view": ViewEnvelope}``: the current view once on connect (at a settled version >= V), then
+whenever the view passes the last version sent at a settled version (the last event of an
+accepted command: a command's intermediate states are never pushed as views), always after the
+feed entries up to its version. A client resumes with ``since`` = the highest version it got:
+it receives exactly the feed entries it missed, nothing twice, and then the current view. A socket holds no Redis connection and
 does not poll: the gateway process's one change reader (:mod:`services.gateway.fanout`)
 wakes it when its game's read models change, and it then reads its feed from its cursor. Client to server: ``{"type": "command",
 "command": {...}, "command_id": ...}`` (seat sockets; answered by ``{"type": "outcome", ...}``)
@@ -58,7 +59,11 @@ class _Pusher:
         self.seat = seat
         self.view_key = gw.keys.view(game_id, seat)
         self.cursor = since
-        self.view_sent = since
+        self.view_sent = since - 1
+        """The version of the last view sent; ``since - 1`` at first, so that the current view
+        at ``since`` (or the first settled one after it) is sent on connect: a client resuming
+        with the highest version it got receives the view there even if it had only its feed
+        entry (docs/gateway.md, "Reconnect")."""
         self.lock = anyio.Lock()
 
     async def send(self, data: bytes) -> None:
@@ -146,15 +151,14 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     except WebSocketDisconnect:
         pass
     except Exception as exc:  # noqa: BLE001 - a socket must never take the gateway down
-        from services.runtime.consumer import is_connection_error
-
-        if _redis_down(exc, is_connection_error):  # Redis gone or its pool exhausted: no traceback
-            log.warning("socket_redis_unavailable", game_id=game_id, error_type=type(exc).__name__)
+        kind_of = _failure(exc)
+        if kind_of == "redis":  # Redis gone or its pool exhausted: no traceback
+            log.warning("socket_redis_unavailable", game_id=game_id, error_type=_leaf_types(exc))
             try:
                 await socket.close(1013, "unavailable: the backend store is unavailable; reconnect shortly")
             except Exception:  # noqa: BLE001
                 pass
-        elif not _closed(exc):
+        elif kind_of == "error":
             log.error("socket_failed", game_id=game_id, error_type=type(exc).__name__, exc_info=exc)
             try:
                 await socket.close(1011, "internal_error")
@@ -214,18 +218,35 @@ def _bearer(value: str | None) -> str | None:
     return value or None
 
 
-def _redis_down(exc: BaseException, is_connection_error: Any) -> bool:
+def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
-        return any(_redis_down(e, is_connection_error) for e in exc.exceptions)
-    return bool(is_connection_error(exc))
+        return [leaf for e in exc.exceptions for leaf in _leaves(e)]
+    return [exc]
 
 
-def _closed(exc: BaseException) -> bool:
-    if isinstance(exc, WebSocketDisconnect):
+def _leaf_types(exc: BaseException) -> str:
+    return ",".join(sorted({type(e).__name__ for e in _leaves(exc)}))
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """The client went away: a disconnect, or an OS error of the client's own socket (uvicorn's
+    ``ClientDisconnected`` is an ``OSError``; redis-py wraps its socket errors in its own types)."""
+    if isinstance(exc, (WebSocketDisconnect, OSError)):
         return True
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_closed(e) for e in exc.exceptions)
     return "disconnect" in type(exc).__name__.lower() or "closed" in str(exc).lower()
+
+
+def _failure(exc: BaseException) -> str:
+    """Why a socket's tasks failed: ``redis`` (a redis-py connection or timeout error, or its
+    pool exhausted, or a timeout, anywhere in the group), ``closed`` (every failure is the client going away:
+    nothing to log) or ``error`` (anything else: logged with its traceback)."""
+    from redis.exceptions import ConnectionError as RConn
+    from redis.exceptions import TimeoutError as RTimeout
+
+    leaves = _leaves(exc)
+    if any(isinstance(e, (RConn, RTimeout, TimeoutError)) for e in leaves):  # a client's close is no timeout
+        return "redis"
+    return "closed" if all(_client_gone(e) for e in leaves) else "error"
 
 
 @websocket("/games/{game_id:str}/seats/{seat:int}/ws")

@@ -11,7 +11,9 @@ apply one rule:
 - **Names** are NFKC-normalised (fullwidth ``Ａｌｉｃｅ`` becomes ``Alice``, ligatures and
   compatibility forms fold) and stripped, 1-40 characters, with at least one visible character
   (a letter, digit, punctuation or symbol: a name of spaces or combining marks only is
-  refused). NFKC does not fold every confusable (Cyrillic ``а`` stays ``а``): that needs a
+  refused; the blank "letters" and "symbols" that render as nothing -- the Hangul fillers
+  U+115F, U+1160, U+3164, U+FFA0 and the blank Braille pattern U+2800 -- do not count as
+  visible, so a name of them alone is refused too). NFKC does not fold every confusable (Cyrillic ``а`` stays ``а``): that needs a
   script-mixing policy, which is not taken here (docs/gateway.md, "Rulings").
 - **Free text** (abandon reasons, an operator's reason): at most 200 characters, no control
   characters.
@@ -30,6 +32,8 @@ MAX_NAME = 40
 MAX_TEXT = 200
 _REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _VISIBLE = ("L", "N", "P", "S")
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Characters of a visible category (Lo, So) that render as blank space: not visible."""
 
 
 def _first_control(s: str) -> str | None:
@@ -44,7 +48,7 @@ def clean_name(raw: str) -> str:
     name = unicodedata.normalize("NFKC", raw).strip()
     if _first_control(name) is not None or not 1 <= len(name) <= MAX_NAME:
         raise Rejection("bad_name", f"A player name is 1 to {MAX_NAME} characters.")
-    if not any(unicodedata.category(ch)[0] in _VISIBLE for ch in name):
+    if not any(unicodedata.category(ch)[0] in _VISIBLE and ch not in _BLANK for ch in name):
         raise Rejection("bad_name", "A player name needs at least one visible character.")
     return name
 

@@ -431,10 +431,9 @@ class Subscription:
     """An open WebSocket: iterate for messages (dicts with ``type`` feed/view/outcome/error/pong).
 
     ``last_version`` is the highest version received (feed entry or view), ``last_view`` the
-    version of the last view received. Reconnect with ``since=last_view``: the socket sends the
-    feed entries after it, then the current view (drop the feed entries up to ``last_version``
-    you already have). With ``since=last_version`` a view at that version not yet received would
-    never come (the gateway sends views above ``since`` only).
+    version of the last view received. Reconnect with ``since=last_version``: the socket sends
+    the feed entries after it, then the current view (at ``last_version`` or later; it may repeat
+    the last view you received if nothing moved).
     """
 
     def __init__(self, url: str, token: str | None, since: int) -> None:

@@ -5,11 +5,11 @@
  * `Authorization` header; in a browser the page's `WebSocket`, with the token in `?token=`.
  *
  * Resume by `since`: when the connection drops (close codes 1001, 1006, 1011, 1012, 1013) the
- * subscription reconnects with `since` = the version of the last *view* it delivered (`lastView`):
- * the gateway then sends the feed entries after it and the current view (with `since` = the last
- * feed entry's version, a view at that version not yet delivered would never come). Feed entries
- * already delivered (at or below `lastFeed`) are dropped, so a reader sees every feed entry once,
- * in version order, and every settled view. Close codes 44xx (bad since, token, game) end it.
+ * subscription reconnects with `since` = the highest version it delivered (`lastVersion`): the
+ * gateway then sends the feed entries after it and the current view (at `since` or later). Feed
+ * entries already delivered (at or below `lastFeed`) and views already delivered are dropped,
+ * so a reader sees every feed entry once, in version order, and every settled view once. Close
+ * codes 44xx (bad since, token, game) end it.
  */
 
 import type { components } from "./api.js";
@@ -97,8 +97,10 @@ export interface SubscriptionOptions {
 export class Subscription implements AsyncIterable<ServerMessage> {
   /** The highest version delivered (feed entry or view). */
   lastVersion: number;
-  /** The version of the last view delivered: where a reconnection resumes (`since`). */
+  /** The version of the last view delivered. */
   lastView: number;
+  /** Views at or below this version are not delivered (again). */
+  private viewFloor: number;
   /** The version of the last feed entry delivered (later repeats are dropped). */
   lastFeed: number;
   /** Reconnections made so far (a test reads it). */
@@ -114,17 +116,18 @@ export class Subscription implements AsyncIterable<ServerMessage> {
   constructor(readonly url: string, private readonly token: string | null, since = 0, private readonly opts: SubscriptionOptions = {}) {
     this.lastVersion = since;
     this.lastView = since;
+    this.viewFloor = since - 1; // the view at `since` is delivered (the gateway sends it on connect)
     this.lastFeed = Math.max(since, opts.feedSeen ?? since);
   }
 
-  /** Connect (from `lastView`). Throws SocketClosed if the gateway refuses the socket. */
+  /** Connect (from `lastVersion`). Throws SocketClosed if the gateway refuses the socket. */
   async open(): Promise<this> {
     const sep = this.url.includes("?") ? "&" : "?";
     const id = {}; // this connection: events of an older one are ignored
     this.conn = id;
     let opened = false;
     const early: [number, string][] = [];
-    const sock = await connect(`${this.url}${sep}since=${this.lastView}`, this.token, (d) => this.onMessage(id, d),
+    const sock = await connect(`${this.url}${sep}since=${this.lastVersion}`, this.token, (d) => this.onMessage(id, d),
                                (c, r) => (opened ? this.onClose(id, c, r) : early.push([c, r])));
     opened = true;
     this.sock = sock;
@@ -150,7 +153,7 @@ export class Subscription implements AsyncIterable<ServerMessage> {
     }
     this.queue.push(msg);
     if (this.queue.length >= MAX_QUEUE && !this.paused) {
-      this.drop(); // stop reading: resumed from lastView once the reader caught up
+      this.drop(); // stop reading: resumed from lastVersion once the reader caught up
     }
     this.wake();
   }
@@ -194,6 +197,8 @@ export class Subscription implements AsyncIterable<ServerMessage> {
           if (msg.version <= this.lastFeed) continue; // delivered before a reconnection
           this.lastFeed = msg.version;
         } else if (msg.type === "view") {
+          if (msg.version <= this.viewFloor) continue; // delivered before: the view sent again on reconnect
+          this.viewFloor = msg.version;
           this.lastView = Math.max(this.lastView, msg.version);
         } else if (msg.type === "outcome") {
           this.opts.onReceipt?.(msg.receipt);
@@ -224,7 +229,7 @@ export class Subscription implements AsyncIterable<ServerMessage> {
     this.sock.send(JSON.stringify(msg));
   }
 
-  /** Drop the connection as a network failure would (it resumes from `lastView` on the next read). */
+  /** Drop the connection as a network failure would (it resumes from `lastVersion` on the next read). */
   drop(): void {
     const s = this.sock;
     this.sock = null;
@@ -233,7 +238,7 @@ export class Subscription implements AsyncIterable<ServerMessage> {
     s?.close(1000);
   }
 
-  /** Close for good: unread messages are dropped (resume later: `subscribe(sub.lastView, {feedSeen: sub.lastFeed})`). */
+  /** Close for good: unread messages are dropped (resume later: `subscribe(sub.lastVersion, {feedSeen: sub.lastFeed})`). */
   close(): void {
     this.userClosed = true;
     this.queue = [];
