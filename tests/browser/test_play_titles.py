@@ -57,7 +57,7 @@ CASES = [
     Case("eros_quest", 1, 1, shot_at=12),
     Case("fate_deck", 3, 2, bot="random", shot_at=6, avoid_first=("fate_deck.end_session",)),
     Case("reventure_orbtale", 3, 2, {"chapter_limit": 4}, bot="random", shot_at=6),
-    Case("orange_quest", 2, 2, shot_at=10, own_words=False),
+    Case("orange_quest", 2, 1, {"days": 4}, bot="leader", shot_at=10),
 ]
 MAX_MOVES = 2000
 

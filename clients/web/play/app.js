@@ -9,7 +9,7 @@ import * as store from "./store.js";
 import { commandWords, eventWords } from "./words.js";
 import * as generic from "./boards/generic.js";
 
-const BOARDS = new Set(["orion_duel", "questeros", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale"]);
+const BOARDS = new Set(["orion_duel", "questeros", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale", "orange_quest"]);
 const FEED_SHOWN = store.FEED_KEEP;
 const app = document.getElementById("app");
 const where = document.getElementById("where");
