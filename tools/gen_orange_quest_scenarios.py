@@ -316,8 +316,8 @@ design("six_player_andy.toml", "the rulebook's six-player Andy example",
        "rulebook Distribution of Rewards: six players defeat Andy (60 + 40 strengthening = 100). Sylvester (0) and "
        "Arnold (1) deal the most, equally (40 each): no leader; with Bruce (2) and Jean (3) they are the "
        "participants and share (peaceably). Arnold (drawn among the tied) hands the others' reward to Dolph (4) "
-       "and Chuck (5). Strengthening (6 players): +1 candy and +1 card in each cell. Candy Madness (all heads) "
-       "left stashes 2, 2, 2, 2, 4, 4.",
+       "and Chuck (5) as he wishes, but must hand out all the cards, and only to them. Strengthening (6 "
+       "players): +1 candy and +1 card in each cell. Candy Madness (all heads) left stashes 2, 2, 2, 2, 4, 4.",
        6, deal(6, 0, {0: ["gvozdar1"], 1: ["gvozdar2"], 2: ["hook1"], 3: ["slingshot1"]}, heroes=SIX,
                bosses=("andy",), location="sugar_hills", coins=[True] * 6) + [{"int": 1}],
        [S(0, play("gvozdar1"), chk("view.boss_health", equals=100), chk("view.players.4.candies", equals=4),
@@ -330,6 +330,8 @@ design("six_player_andy.toml", "the rulebook's six-player Andy example",
           chk("view.players.0.hand_count", equals=7), chk("view.players.1.trophies", length=0),
           chk("to_move", equals=[1])),
         S(4, give(4, 5, 4), expect="rejected:not_your_turn"),
+        S(1, give(4, 5), expect="rejected:bad_distribution", note="the distributor must hand out all the cards"),
+        S(1, give(4, 5, 1), expect="rejected:bad_distribution", note="only to the others (who dealt no damage)"),
         S(1, give(4, 5, 4), chk("view.players.4.candies", equals=5), chk("view.players.5.candies", equals=5),
           chk("view.players.4.hand_count", equals=9), chk("view.convert", equals=[4, 5]), chk("to_move", equals=[4, 5]))])
 
