@@ -17,6 +17,7 @@ from schemas.envelope import Accepted, Rejected
 from services.kernel import fold
 from services.kernel import game as lifecycle
 from services.kernel.runner import LocalGame
+from services.kernel.secret import MAX_CHANGES
 from tests.toyvote import TOY_VOTE, Pick, Picked, PicksRevealed, RoundWon, Shout
 
 JSON = msgspec.json.Encoder()
@@ -83,6 +84,48 @@ def test_a_seat_may_change_its_choice_until_the_reveal_and_the_change_looks_the_
     assert g.game.rules.last == ("muchlongerword", "mid") and g.game.rules.scores == (1, 0)
 
 
+def test_a_seat_cannot_grow_the_stream_by_re_sending_or_endlessly_changing_its_choice():
+    """Bounded resources: the very choice again is refused (choice_unchanged, nothing written);
+    at most MAX_CHANGES changes per open choice (too_many_changes); the next choice resets it."""
+    g = _game(2, rounds=2)
+    assert isinstance(g.submit(Pick(word="first"), 0), Accepted)
+    n = len(g.events)
+    again = g.submit(Pick(word="first"), 0)
+    assert isinstance(again, Rejected) and again.code == "choice_unchanged" and len(g.events) == n
+    for i in range(MAX_CHANGES):
+        assert isinstance(g.submit(Pick(word="change" + "abcdefghij"[i]), 0), Accepted)
+    assert g.game.choices.changes == (MAX_CHANGES,)
+    late = g.submit(Pick(word="onemore"), 0)
+    assert isinstance(late, Rejected) and late.code == "too_many_changes"
+    assert len(g.events) == n + MAX_CHANGES  # 1 + MAX_CHANGES ChoiceMade events in all for seat 0
+    assert lifecycle.view(TOY_VOTE, g.game, 0).my_choice["word"] == "change" + "abcdefghij"[MAX_CHANGES - 1]
+    assert isinstance(g.submit(Pick(word="other"), 1), Accepted)  # the reveal: round 2 opens afresh
+    assert g.game.choices is None
+    assert isinstance(g.submit(Pick(word="first"), 0), Accepted)
+    assert fold(TOY_VOTE, g.events) == g.game
+
+
+def test_pending_choices_stored_without_the_change_count_still_decode_and_streams_replay_unchanged():
+    """The change count is a new field with a default (docs/architecture.md, stored shapes): a
+    PendingChoices written before it decodes with none counted; the count is folded from the
+    ChoiceMade events, so an old stream replays to it; the snapshot fingerprint covers the field,
+    so an old snapshot is rewritten from the stream rather than used."""
+    from services.kernel.game import Game, snapshot_fingerprint
+    from services.kernel.secret import PendingChoices
+
+    g = _game(2)
+    g.submit(Pick(word="first"), 0)
+    g.submit(Pick(word="second"), 0)
+    assert g.game.choices.changes == (1,)
+    old = msgspec.to_builtins(g.game.choices, builtin_types=(bytes,))
+    del old["changes"]  # the shape older code stored (fixture: key, seats, made)
+    p = msgspec.msgpack.decode(msgspec.msgpack.encode(old), type=PendingChoices)
+    assert p.changes == () and p.changes_of(0) == 0 and p.made == g.game.choices.made
+    assert fold(TOY_VOTE, g.events) == g.game
+    schema = msgspec.json.encode(msgspec.json.schema(Game[TOY_VOTE.state_type]))
+    assert b'"changes"' in schema and snapshot_fingerprint(TOY_VOTE)
+
+
 def test_rejections_of_choices_name_no_other_seat_choice():
     g = _game(2, rounds=1)
     g.submit(Pick(word="hiddenword"), 0)
@@ -118,6 +161,7 @@ def test_leak_capture_no_payload_shows_a_choice_before_its_reveal(seats, rounds,
     g = _game(seats, rounds)
     shown: list[tuple[int, str]] = []  # (chooser, word) chosen but not revealed yet
     replaced: list[tuple[int, str]] = []
+    changes: dict[int, int] = {}  # seat -> changes of its pending choice (-1: none pending)
     n = 0
     while g.game.status == "active":
         seat = rng.randrange(seats)
@@ -131,7 +175,11 @@ def test_leak_capture_no_payload_shows_a_choice_before_its_reveal(seats, rounds,
             continue
         pending_before = [w for s, w in shown if s == seat]
         out = g.submit(Pick(word=word), seat)
+        if changes.get(seat, -1) >= MAX_CHANGES:  # the bound: the pending choice stands
+            assert isinstance(out, Rejected) and out.code == "too_many_changes" and len(g.events) == since
+            continue
         assert isinstance(out, Accepted)
+        changes[seat] = changes.get(seat, -1) + 1
         replaced += [(seat, w) for w in pending_before]
         shown = [(s, w) for s, w in shown if s != seat] + [(seat, word)]
         revealed = any(isinstance(e.body, PicksRevealed) for e in g.events[since:])
@@ -146,5 +194,5 @@ def test_leak_capture_no_payload_shows_a_choice_before_its_reveal(seats, rounds,
                     if chooser != viewer:
                         assert not any(w.encode() in p for p in payloads), (viewer, w)
         if revealed:
-            shown = []
+            shown, changes = [], {}
     assert fold(TOY_VOTE, g.events) == g.game

@@ -57,7 +57,7 @@ ability_used already_accepted already_attacked already_passed automatic_ability 
 bad_distribution bad_put_in breakage duel_already_started empty_deck equipment_used must_convert name_a_card
 no_damage_card no_damage_to_reduce no_proposal no_target not_distributing not_equipped not_in_pool not_over_limit
 not_responding not_sharing nothing_to_block nothing_to_pass own_card powerlessness sacred_place secret_choice_open
-window_open not_giving not_a_helper bad_count
+window_open not_giving not_a_helper bad_count choice_unchanged too_many_changes
 """.split())
 """Rule rejection codes (409, or 422 for the malformed-command ones)."""
 

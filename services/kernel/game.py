@@ -16,7 +16,8 @@ Rejection codes of the lifecycle (stable): ``stale_version``, ``game_exists``,
 ``bad_client_seed``, ``game_not_started``, ``game_over``, ``wrong_title``, ``unknown_bot``,
 ``out_of_time``, ``system_command``, ``bad_reason``, ``not_operator``, ``already_agreed``,
 ``bad_public_key``, ``seat_key_required``, ``signature_required``, ``bad_signature``; of secret
-choices (``services/kernel/secret.py``): ``no_choice_open``, ``not_choosing``.
+choices (``services/kernel/secret.py``): ``no_choice_open``, ``not_choosing``,
+``choice_unchanged``, ``too_many_changes``.
 
 Abandon (issue 13): in the lobby any seated player ends the game without a result; in a running
 game ``abandon`` is a forfeit of that seat (``seat_forfeited``, then :func:`forfeit`: the

@@ -3,7 +3,9 @@
 Several seats each submit a choice; until the last awaited seat has chosen, every other seat
 and spectators see only *that* a seat has chosen; then one event reveals all of them, in the
 same command as the last choice (so no later event can be timed against an early reveal).
-A seat may change its choice until the reveal (ruling, docs/writing-a-title.md).
+A seat may change its choice until the reveal (ruling, docs/writing-a-title.md), at most
+:data:`MAX_CHANGES` times per open choice; sending the very choice it has pending is refused
+(each accepted choice is an event, so a seat cannot grow the stream without bound).
 
 A title takes part by:
 
@@ -22,8 +24,10 @@ The kernel keeps the choices made so far in :attr:`services.kernel.game.Game.cho
 :class:`ChoiceMade` a non-chooser reads (:func:`redact_choice`). :func:`waiting_for` is the
 generic "which seats does the open choice wait for" (to_move, clocks and deadlines use it).
 
-Rejection codes (stable): ``no_choice_open``, ``not_choosing``.
-Bound: one pending choice per awaited seat (at most the game's seat count) per game.
+Rejection codes (stable): ``no_choice_open``, ``not_choosing``, ``choice_unchanged`` (the seat
+sent the choice it has pending), ``too_many_changes`` (it changed its choice MAX_CHANGES times).
+Bounds: one pending choice per awaited seat (at most the game's seat count) per game; at most
+``1 + MAX_CHANGES`` ChoiceMade events per seat per open choice.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from services.kernel.game import Game
 
 _ENC = msgspec.msgpack.Encoder()
+MAX_CHANGES = 5
+"""How many times a seat may change its pending choice before the reveal (the first choice
+is not a change); the next change is refused with ``too_many_changes``."""
 
 
 class SecretChoice(Record):
@@ -60,6 +67,18 @@ class PendingChoices(Record):
     """Seats that have chosen, ascending (public: views show them as ``chosen``)."""
     made: tuple[bytes, ...] = ()
     """msgpack of each seat's latest :class:`ChoiceMade` (same order as ``seats``). Secret."""
+    changes: tuple[int, ...] = ()
+    """How many times each seat changed its choice (same order as ``seats``; at most
+    MAX_CHANGES). Counted from the ChoiceMade events, so every stream replays to it; empty in
+    a state folded before this field existed means none counted (such snapshots are rewritten:
+    their fingerprint differs)."""
+
+    def changes_of(self, seat: int) -> int:
+        """How many times ``seat`` changed its pending choice (0 if it has none)."""
+        if seat not in self.seats:
+            return 0
+        i = self.seats.index(seat)
+        return self.changes[i] if i < len(self.changes) else 0
 
 
 def is_choice(title: Title, body: Any) -> bool:
@@ -97,6 +116,11 @@ def choose(title: Title, game: Game, seat: int, body: Command, chance: Any,
     title.check_choice(game.rules, seat, body)
     made = title.choice_made_type(key=req.key, seat=seat, choice=body)
     p = _pending(title, game)
+    if p is not None and seat in p.seats:
+        if _decode(title, p.made[p.seats.index(seat)]).choice == body:
+            raise Rejection("choice_unchanged", "You have already made exactly this choice.")
+        if p.changes_of(seat) >= MAX_CHANGES:
+            raise Rejection("too_many_changes", f"You changed your choice {MAX_CHANGES} times: it stands until the reveal.")
     others = {} if p is None else {s: b for s, b in zip(p.seats, p.made, strict=True) if s != seat}
     if set(others) | {seat} < set(req.seats):
         return [made]
@@ -113,9 +137,12 @@ def evolve_choices(game: Game, body: Event) -> PendingChoices | None:
     if isinstance(body, ChoiceMade):
         p = game.choices if game.choices is not None and game.choices.key == body.key else PendingChoices(key=body.key)
         pairs = dict(zip(p.seats, p.made, strict=True))
+        counts = {s: p.changes_of(s) for s in p.seats}
+        counts[body.seat] = counts[body.seat] + 1 if body.seat in pairs else 0
         pairs[body.seat] = _ENC.encode(body)
         seats = tuple(sorted(pairs))
-        return PendingChoices(key=body.key, seats=seats, made=tuple(pairs[s] for s in seats))
+        return PendingChoices(key=body.key, seats=seats, made=tuple(pairs[s] for s in seats),
+                              changes=tuple(counts[s] for s in seats))
     if isinstance(body, ChoicesRevealed):
         return None
     return game.choices

@@ -274,6 +274,24 @@ def test_a_won_candy_taken_from_the_winner_cannot_be_given_and_no_gift_without_h
     assert [len(x) for x in g.game.rules.stashes] == [1, 0]
 
 
+def test_a_fog_choice_sent_again_unchanged_is_refused_and_changes_are_bounded():
+    """Kernel bound (services/kernel/secret.py): the same give_card again writes nothing
+    (choice_unchanged); after MAX_CHANGES changes the pending choice stands (too_many_changes)."""
+    from schemas.orange_quest import GiveCard
+    from services.kernel.secret import MAX_CHANGES
+
+    hand = ("hook1", "hook2", "hook3", "hook4", "hook5", "hook6", "hook7")
+    g = given(2, {0: hand, 1: ("cake1",)}, phase="fog")
+    assert isinstance(g.submit(GiveCard(card="hook1"), 0), Accepted)
+    n = len(g.events)
+    assert refused(g, GiveCard(card="hook1"), 0) == "choice_unchanged" and len(g.events) == n
+    for card in hand[1:MAX_CHANGES + 1]:
+        ok(g, GiveCard(card=card), 0)
+    assert refused(g, GiveCard(card="hook7"), 0) == "too_many_changes" and len(g.events) == n + MAX_CHANGES
+    ok(g, GiveCard(card="cake1"), 1)
+    assert hand[MAX_CHANGES] in g.game.rules.hands[1] and "cake1" in g.game.rules.hands[0]
+
+
 def test_the_leader_bot_fights_for_leadership_while_it_can():
     import random as r
 

@@ -272,6 +272,25 @@ def test_organization_is_secret_until_all_have_chosen_and_orbs_discarded_go_on_t
     assert [c.choice for c in lifecycle.redact(T, rev, 1).body.choices] == [None, Organize(hand=["shield1", "map2"])]
 
 
+def test_an_organization_sent_again_unchanged_is_refused_and_changes_are_bounded():
+    """Kernel bound (services/kernel/secret.py): the same secret choice again writes nothing
+    (choice_unchanged); after MAX_CHANGES changes the pending choice stands (too_many_changes)."""
+    from services.kernel.secret import MAX_CHANGES
+
+    g = given([hero("monk", inventory=("sword1", "sword2", "map1")), hero("knight", inventory=("shield1", "map2"))],
+              phase="organization")
+    assert isinstance(g.submit(Organize(hand=["sword1"]), 0), Accepted)
+    n = len(g.events)
+    assert g.submit(Organize(hand=["sword1"]), 0).code == "choice_unchanged" and len(g.events) == n
+    hands = [["sword2"], ["map1"], ["sword1", "map1"], ["sword2", "map1"], ["sword1", "sword2"]]
+    for hand in hands[:MAX_CHANGES]:
+        assert isinstance(g.submit(Organize(hand=hand), 0), Accepted)
+    assert g.submit(Organize(hand=["sword1", "sword2", "map1"]), 0).code == "too_many_changes"
+    assert len(g.events) == n + MAX_CHANGES
+    g.submit(Organize(hand=["shield1"]), 1)
+    assert g.game.rules.players[0].hand == tuple(hands[MAX_CHANGES - 1])
+
+
 def test_a_chapter_rule_is_applied_at_the_end_of_the_chapter():
     g = given([hero("monk", inventory=("sword1", "sword2")), hero("knight", inventory=("sword3",))], rule=("most_inventory", "lose_health"))
     g.submit(Skip(), 0)
