@@ -1,9 +1,12 @@
 """The consumer-group loop shared by the worker and the projector, and its connection helpers.
 
-:func:`consume` serves one stream of one consumer group until cancelled: it reclaims pending
+:func:`consume` serves one stream of one consumer group until cancelled, entry by entry;
+:func:`consume_batches` serves several streams of one group with one ``XREADGROUP`` over all
+of them (on one Redis; one per stream on Redis Cluster, :func:`read_groups`) and hands each
+read to the service as one batch (the worker and the projector). Each reclaims pending
 entries idle longer than ``min_idle_ms`` (every ``min_idle_ms / 2``), reaps idle consumers that
 hold no pending entry and trims acknowledged entries (every 60 s, where asked), reads new
-entries (blocking shorter than the socket timeout) and hands each to ``handle``. A connection
+entries (blocking shorter than the socket timeout) and hands them on. A connection
 error is logged and retried; any other error is logged and the loop goes on after
 ``on_error`` (e.g. dropping caches). Source: ../shared/DESIGN.md "Known pitfalls".
 
@@ -24,6 +27,7 @@ from typing import Any
 
 import anyio
 import structlog
+from redis.exceptions import ResponseError
 
 from services.adapters.redis_store import GroupReader
 
@@ -31,8 +35,9 @@ log = structlog.get_logger("questhall.consumer")
 
 Handler = Callable[[GroupReader, str, dict, int], Awaitable[None]]
 """``handle(reader, message id, fields, times delivered)``."""
-BatchHandler = Callable[[GroupReader, list[tuple[str, dict, int]]], Awaitable[None]]
-"""``handle_batch(reader, [(message id, fields, times delivered)])``: one read (or reclaim) at once."""
+BatchHandler = Callable[[list[tuple[GroupReader, list[tuple[str, dict, int]]]]], Awaitable[None]]
+"""``handle_batches([(reader, [(message id, fields, times delivered)])])``: one read (or reclaim)
+of one or more streams at once."""
 
 
 class Tracker:
@@ -52,6 +57,10 @@ class Tracker:
 
     async def idle(self, rd: GroupReader) -> None:
         """A read found nothing new (after blocking ``block_ms``)."""
+        return None
+
+    async def flush(self) -> None:
+        """Write now what ``read`` kept for a later pipeline (before a test hook hangs)."""
         return None
 
     async def deleted(self, rd: GroupReader, ids: list[str]) -> None:
@@ -86,26 +95,86 @@ async def retry_connection(fn: Any, *args: Any) -> Any:
         delay = min(delay * 2, 2.0)
 
 
-async def consume(rd: GroupReader, handle: Handler | None, *, service: str, min_idle_ms: int, reap_idle_ms: int,
+async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms: int, reap_idle_ms: int,
                   faults: set[str], beats: dict[str, float], on_error: Callable[[], None],
-                  trim: bool | str = False, tracker: Tracker | None = None, inflight: str | None = None,
-                  handle_batch: BatchHandler | None = None) -> None:
-    """Serve ``rd`` until cancelled (see the module docstring). ``beats[stream]`` is the liveness beat.
-
-    Entries go to ``handle_batch`` (every entry of one read or reclaim in one call) if given,
-    else one by one to ``handle``.
+                  trim: bool | str = False, tracker: Tracker | None = None, inflight: str | None = None) -> None:
+    """Serve ``rd`` until cancelled, entry by entry (see the module docstring). ``beats[stream]``
+    is the liveness beat.
 
     ``faults``: test hook; ``hang_after_read`` hangs while holding the entries just read.
     ``tracker``: hooks around handling (:class:`Tracker`); ``inflight``: the in-flight index
     cleaned when the stream is trimmed. ``trim``: True trims below the one group's needs
     (command streams), ``"groups"`` below every group's (partition logs), every 60 s.
     """
-    in_hand: dict[str, None] = {}  # ids being handled, in order (an ordered set)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_keep_in_hand, rd, in_hand, max(min_idle_ms / 4000, 0.01), service)
-        await _loop(rd, handle, in_hand, tracker or Tracker(), service=service, min_idle_ms=min_idle_ms,
-                    reap_idle_ms=reap_idle_ms, faults=faults, beats=beats, on_error=on_error, trim=trim, inflight=inflight,
-                    handle_batch=handle_batch)
+
+    async def one_by_one(batches: list[tuple[GroupReader, list[tuple[str, dict, int]]]]) -> None:
+        for r_, entries in batches:
+            for mid, fields, delivered in entries:
+                await handle(r_, mid, fields, delivered)
+                hand[r_.stream].pop(mid, None)
+
+    hand: dict[str, dict[str, None]] = {rd.stream: {}}
+    await _serve(ReadGroup([rd]), one_by_one, hand, tracker or Tracker(), service=service, min_idle_ms=min_idle_ms,
+                 reap_idle_ms=reap_idle_ms, faults=faults, beats=beats, on_error=on_error, trim=trim,
+                 inflight=(lambda _s: inflight) if inflight else None)
+
+
+async def consume_batches(readers: list[GroupReader], handle_batches: BatchHandler, *, service: str, min_idle_ms: int,
+                          reap_idle_ms: int, faults: set[str], beats: dict[str, float], on_error: Callable[[], None],
+                          trim: bool | str = False, tracker: Tracker | None = None,
+                          inflight: Callable[[str], str] | None = None) -> None:
+    """Serve ``readers`` (streams of one group, one consumer) until cancelled, a read at a time:
+    one ``XREADGROUP`` over every stream of :func:`read_groups`' grouping (all of them on one
+    Redis, one a call on Redis Cluster, see :class:`ReadGroup`), and what it returned (or what a
+    reclaim took) handed to ``handle_batches`` in one call. Reclaiming, reaping, trimming and
+    keeping entries in hand as :func:`consume`, per stream. ``inflight(stream)``: the stream's
+    in-flight index, cleaned when it is trimmed."""
+    hand: dict[str, dict[str, None]] = {rd.stream: {} for rd in readers}
+    await _serve(ReadGroup(readers), handle_batches, hand, tracker or Tracker(), service=service,
+                 min_idle_ms=min_idle_ms, reap_idle_ms=reap_idle_ms, faults=faults, beats=beats, on_error=on_error,
+                 trim=trim, inflight=inflight)
+
+
+def read_groups(r: Any, readers: list[GroupReader]) -> list[list[GroupReader]]:
+    """How ``readers`` are read: all in one ``XREADGROUP`` on a single Redis; one each on Redis
+    Cluster (a multi-stream read must stay within one slot, and every partition has its own)."""
+    if hasattr(r, "get_nodes") or len(readers) <= 1:  # a cluster client
+        return [[rd] for rd in readers]
+    return [list(readers)]
+
+
+class ReadGroup:
+    """Streams of one consumer group read by one ``XREADGROUP`` (same group, consumer, count and
+    block for every stream; ``COUNT`` applies per stream)."""
+
+    def __init__(self, readers: list[GroupReader]) -> None:
+        self.readers = readers
+        self.by_stream = {rd.stream: rd for rd in readers}
+
+    async def read(self) -> list[tuple[GroupReader, list[tuple[str, dict]]]]:
+        """New entries of every stream (blocking up to ``block_ms`` for any): ``[(reader, entries)]``
+        of the streams that had some; ``[]`` on timeout. ``NOGROUP`` recreates every group."""
+        if len(self.readers) == 1:
+            rd = self.readers[0]
+            got = await rd.read()
+            return [(rd, got)] if got else []
+        first = self.readers[0]
+        try:
+            resp = await first.r.xreadgroup(first.group, first.consumer, {rd.stream: ">" for rd in self.readers},
+                                            count=first.count, block=first.block_ms)
+        except ResponseError as exc:
+            if "NOGROUP" in str(exc):
+                for rd in self.readers:
+                    await rd.ensure_group()
+                return []
+            raise
+        items = resp.items() if isinstance(resp, dict) else (resp or [])
+        out = []
+        for name, entries in items:
+            if entries:
+                rd = self.by_stream[name.decode() if isinstance(name, bytes) else name]
+                out.append((rd, [(mid.decode(), fields) for mid, fields in entries]))
+        return out
 
 
 async def _keep_in_hand(rd: GroupReader, in_hand: dict[str, None], every: float, service: str) -> None:
@@ -121,72 +190,84 @@ async def _keep_in_hand(rd: GroupReader, in_hand: dict[str, None], every: float,
         await anyio.sleep(max(0.0, every - (anyio.current_time() - started)))
 
 
-async def _loop(rd: GroupReader, handle: Handler | None, in_hand: dict[str, None], tracker: Tracker, *, service: str,
-                min_idle_ms: int, reap_idle_ms: int, faults: set[str], beats: dict[str, float],
-                on_error: Callable[[], None], trim: bool, inflight: str | None,
-                handle_batch: BatchHandler | None) -> None:
+async def _serve(group: ReadGroup, handle_batches: BatchHandler, hand: dict[str, dict[str, None]], tracker: Tracker, *,
+                 service: str, min_idle_ms: int, reap_idle_ms: int, faults: set[str], beats: dict[str, float],
+                 on_error: Callable[[], None], trim: bool | str, inflight: Callable[[str], str] | None) -> None:
+    async with anyio.create_task_group() as tg:
+        for rd in group.readers:
+            tg.start_soon(_keep_in_hand, rd, hand[rd.stream], max(min_idle_ms / 4000, 0.01), service)
+        await _loop(group, handle_batches, hand, tracker, service=service, min_idle_ms=min_idle_ms,
+                    reap_idle_ms=reap_idle_ms, faults=faults, beats=beats, on_error=on_error, trim=trim, inflight=inflight)
+
+
+async def _loop(group: ReadGroup, handle_batches: BatchHandler, hand: dict[str, dict[str, None]], tracker: Tracker, *,
+                service: str, min_idle_ms: int, reap_idle_ms: int, faults: set[str], beats: dict[str, float],
+                on_error: Callable[[], None], trim: bool | str, inflight: Callable[[str], str] | None) -> None:
     last_claim = 0.0
     last_reap = time.monotonic()
     claim_every = max(min_idle_ms / 2000, 0.05)
+    readers = group.readers
     while True:
-        beats[rd.stream] = time.monotonic()  # liveness (services/runtime/health.py)
+        now = time.monotonic()
+        for rd in readers:
+            beats[rd.stream] = now  # liveness (services/runtime/health.py)
         try:
-            if time.monotonic() - last_claim >= claim_every:
-                last_claim = time.monotonic()
-                claimed = await rd.claim(min_idle_ms)
-                deleted = rd.take_deleted()
-                if deleted:
-                    await tracker.deleted(rd, deleted)
-                in_hand.update((mid, None) for mid, _, _ in claimed)
-                if handle_batch is not None:
+            if now - last_claim >= claim_every:
+                last_claim = now
+                claims = []
+                for rd in readers:
+                    claimed = await rd.claim(min_idle_ms)
+                    deleted = rd.take_deleted()
+                    if deleted:
+                        await tracker.deleted(rd, deleted)
                     if claimed:
-                        await handle_batch(rd, claimed)
-                    in_hand.clear()
-                else:
-                    for mid, fields, delivered in claimed:
-                        await handle(rd, mid, fields, delivered)
-                        in_hand.pop(mid, None)
-                if claimed:
-                    await tracker.done(rd, [mid for mid, _, _ in claimed])
+                        hand[rd.stream].update((mid, None) for mid, _, _ in claimed)
+                        claims.append((rd, claimed))
+                if claims:
+                    await handle_batches(claims)
+                    for rd, claimed in claims:
+                        hand[rd.stream].clear()
+                        await tracker.done(rd, [mid for mid, _, _ in claimed])
             if time.monotonic() - last_reap >= 60:
                 last_reap = time.monotonic()
-                await rd.reap(reap_idle_ms)
-                if trim == "groups":  # a stream several groups read (a partition log)
-                    await rd.trim_below_groups()
-                elif trim:
-                    await rd.trim_acked(inflight)
-            entries = await rd.read()
-            if entries and "hang_after_read" in faults:  # a stalled process: indexed, never refreshed
+                for rd in readers:
+                    await rd.reap(reap_idle_ms)
+                    if trim == "groups":  # a stream several groups read (a partition log)
+                        await rd.trim_below_groups()
+                    elif trim:
+                        await rd.trim_acked(inflight(rd.stream) if inflight else None)
+            got = await group.read()
+            for rd, entries in got:
+                hand[rd.stream].update((mid, None) for mid, _ in entries)  # refreshed from now on
                 await tracker.read(rd, entries)
-                log.warning("fault_hang_after_read", service=service, pending=len(entries))
+            if got and "hang_after_read" in faults:  # a stalled process: indexed, never refreshed
+                for rd, _ in got:
+                    hand[rd.stream].clear()
+                await tracker.flush()
+                log.warning("fault_hang_after_read", service=service, pending=sum(len(e) for _, e in got))
                 await anyio.sleep_forever()
-            in_hand.update((mid, None) for mid, _ in entries)  # refreshed from now on
-            if entries:
-                await tracker.read(rd, entries)
-            if handle_batch is not None:
-                if entries:
-                    await handle_batch(rd, [(mid, fields, 1) for mid, fields in entries])
-                in_hand.clear()
+            if got:
+                await handle_batches([(rd, [(mid, fields, 1) for mid, fields in entries]) for rd, entries in got])
+                for rd, entries in got:
+                    hand[rd.stream].clear()
+                    await tracker.done(rd, [mid for mid, _ in entries])
             else:
-                for mid, fields in entries:
-                    await handle(rd, mid, fields, 1)
-                    in_hand.pop(mid, None)
-            if entries:
-                await tracker.done(rd, [mid for mid, _ in entries])
-            else:
-                await tracker.idle(rd)
+                for rd in readers:
+                    await tracker.idle(rd)
         except Exception as exc:
             if is_connection_error(exc):
                 log.warning("redis_unavailable", service=service, error=str(exc))
             else:
-                log.exception("consumer_loop_error", service=service, stream=rd.stream)
-            in_hand.clear()  # left pending: claimed again (by anyone) once idle
+                log.exception("consumer_loop_error", service=service, streams=[rd.stream for rd in readers][:8])
+            for h in hand.values():
+                h.clear()  # left pending: claimed again (by anyone) once idle
             on_error()
             await anyio.sleep(0.2)
-            try:
-                await rd.ensure_group()
-            except Exception:
-                pass
+            for rd in readers:
+                try:
+                    await rd.ensure_group()
+                except Exception:
+                    pass
 
 
 async def serve_log_group(r: Any, settings: Any, partitions: list[int], group: str, consumer: str, handle: Handler, *,

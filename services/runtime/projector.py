@@ -40,7 +40,13 @@ from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.decider import Title
 from services.runtime import feeds
-from services.runtime.consumer import consume, consumer_name, is_connection_error, retry_connection
+from services.runtime.consumer import (
+    consume_batches,
+    consumer_name,
+    is_connection_error,
+    read_groups,
+    retry_connection,
+)
 
 log = structlog.get_logger("questhall.projector")
 
@@ -107,10 +113,11 @@ class Projector:
         readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
         for rd in readers:
             await retry_connection(rd.ensure_group)
-        log.info("projector_started", consumer=self.consumer, partitions=len(readers))
+        groups = read_groups(self.r, readers)
+        log.info("projector_started", consumer=self.consumer, partitions=len(readers), reads=len(groups))
         async with anyio.create_task_group() as tg:
-            for rd in readers:
-                tg.start_soon(self._serve, rd)
+            for group in groups:
+                tg.start_soon(self._serve, group)
             if 0 in self.partitions:  # one sweeper per deployment's partition 0 owner(s)
                 tg.start_soon(self._sweep)
             task_status.started()
@@ -127,15 +134,20 @@ class Projector:
             except Exception as exc:  # noqa: BLE001 - a sweep never stops the projector
                 log.warning("lobby_sweep_failed", error_type=type(exc).__name__)
 
-    async def _serve(self, rd: GroupReader) -> None:
-        async def batch(rd: GroupReader, entries: list[tuple[str, dict, int]]) -> None:
-            await self.apply_batch(rd.stream, entries)
+    async def _serve(self, readers: list[GroupReader]) -> None:
+        async def batches(got: list[tuple[GroupReader, list[tuple[str, dict, int]]]]) -> None:
+            await self.apply_batches([(rd.stream, entries) for rd, entries in got])
 
-        await consume(rd, None, service="projector", min_idle_ms=self.min_idle_ms, reap_idle_ms=self.reap_idle_ms,
-                      faults=self.faults, beats=self.beats, on_error=self.cache.clear, handle_batch=batch, trim="groups")
+        await consume_batches(readers, batches, service="projector", min_idle_ms=self.min_idle_ms,
+                              reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
+                              on_error=self.cache.clear, trim="groups")
 
     async def apply_batch(self, log_stream: str, entries: list[tuple[str, dict, int]]) -> None:
-        """Project one read of a partition log: ``[(message id, fields, times delivered)]``.
+        """Project one read of a partition log (see :meth:`apply_batches`)."""
+        await self.apply_batches([(log_stream, entries)])
+
+    async def apply_batches(self, batches: list[tuple[str, list[tuple[str, dict, int]]]]) -> None:
+        """Project one read of one or more partition logs: ``[(log, [(message id, fields, times delivered)])]``.
 
         The entries are grouped by game and coalesced: a game whose cached state is at the
         version just before its first new entry (and chains on it by hash) is projected from the
@@ -147,20 +159,21 @@ class Projector:
         (:meth:`apply`). A game whose entries cannot be applied is logged and its entries stay
         pending (each failure recorded; parked after ``max_failures``); it never holds up the others.
         """
-        by_game: dict[str, list[tuple[str, dict]]] = {}
-        redelivered = [mid for mid, _, d in entries if d > 1]
-        for mid, fields, _ in entries:
-            by_game.setdefault(fields.get(b"g", b"?").decode(errors="replace"), []).append((mid, fields))
+        by_game: dict[tuple[str, str], list[tuple[str, dict]]] = {}  # (log, game id): a game's entries
+        for log_stream, entries in batches:
+            for mid, fields, _ in entries:
+                by_game.setdefault((log_stream, fields.get(b"g", b"?").decode(errors="replace")), []).append((mid, fields))
         half = "half_pipeline" in self.faults and len(by_game) > 1
         if half:  # test hook: project the batch's first half of games only, then hang (to be killed)
             by_game = dict(list(by_game.items())[:len(by_game) // 2])
-        failed = await self._apply_games(log_stream, by_game)
+        failed = await self._apply_games(by_game)
         if half:
             log.warning("fault_half_pipeline", games=len(by_game))
             await anyio.sleep_forever()
-        done = [mid for mid in redelivered if mid not in failed]
-        if done:  # applied after earlier failures: their failure records go
-            await self.r.hdel(self.keys.failures(log_stream), *done)
+        for log_stream, entries in batches:
+            done = [mid for mid, _, d in entries if d > 1 and (log_stream, mid) not in failed]
+            if done:  # applied after earlier failures: their failure records go
+                await self.r.hdel(self.keys.failures(log_stream), *done)
 
     async def _failed(self, log_stream: str, gid: str, rows: list[tuple[str, dict]], exc: Exception) -> None:
         """Record a failed try of each of a game's entries; park an entry that failed ``max_failures`` times."""
@@ -178,26 +191,27 @@ class Projector:
                 log.error("projection_parked", log_stream=log_stream, message_id=mid, game_id=gid[:80],
                           version=fields.get(b"v", b"?").decode(errors="replace")[:20], error=error)
 
-    async def _apply_games(self, log_stream: str, by_game: dict[str, list[tuple[str, dict]]]) -> set[str]:
-        """Project the entries of a batch, by game (see :meth:`apply_batch`); returns the ids of
-        the entries whose game failed."""
-        failed: set[str] = set()
-        steps: list[tuple[str, list[str], lifecycle.Game, Any]] = []
-        slow: list[str] = []
+    async def _apply_games(self, by_game: dict[tuple[str, str], list[tuple[str, dict]]]) -> set[tuple[str, str]]:
+        """Project the entries of a batch, by (log, game) (see :meth:`apply_batches`); returns the
+        ``(log, message id)`` of the entries whose game failed."""
+        failed: set[tuple[str, str]] = set()
+        steps: list[tuple[tuple[str, str], list[str], lifecycle.Game, Any]] = []
+        slow: list[tuple[str, str]] = []
         lobby: list[lifecycle.Game] = []
-        for gid, rows in by_game.items():
+        for key, rows in by_game.items():
+            log_stream, gid = key
             try:
                 step = self._coalesce(gid, rows, log_stream)
             except Exception:  # e.g. a payload no code can read: the stream path decides (and records it)
                 self.cache.pop(gid, None)
                 step = None
             if step is None:
-                slow.append(gid)
+                slow.append(key)
                 continue
             after, call, lobby_changed = step
             if lobby_changed:
                 lobby.append(after)
-            steps.append((gid, [m for m, _ in rows], after, call))
+            steps.append((key, [m for m, _ in rows], after, call))
         if lobby:  # first, in their own slot: a projection is never acknowledged before its lobby entry
             async with self.r.pipeline(transaction=False) as pipe:
                 for game in lobby:
@@ -205,13 +219,14 @@ class Projector:
                 await pipe.execute()
         if steps:
             async with self.r.pipeline(transaction=False) as pipe:
-                for _, mids, _, (keys, args) in steps:
+                for (log_stream, _), mids, _, (keys, args) in steps:
                     pipe.execute_command("EVALSHA", self._project.sha, len(keys), *keys, *args)
                     if len(mids) > 1:
                         pipe.xack(log_stream, GROUP, *mids[:-1])
                 results = await pipe.execute(raise_on_error=False)
             it = iter(results)
-            for gid, mids, after, _ in steps:
+            for key, mids, after, _ in steps:
+                gid = key[1]
                 res = next(it)
                 if len(mids) > 1:
                     ack = next(it)
@@ -222,7 +237,7 @@ class Projector:
                         raise res
                     if isinstance(res, NoScriptError):
                         await self.r.script_load(scripts.PROJECT)
-                    slow.append(gid)
+                    slow.append(key)
                     self.cache.pop(gid, None)
                     continue
                 if res[0] in (b"ok", b"skip"):
@@ -232,10 +247,11 @@ class Projector:
                     self.applied += 1
                     continue
                 self.cache.pop(gid, None)  # another projector moved the game on, or our cache is stale
-                slow.append(gid)
+                slow.append(key)
         self.slow += len(slow)
-        for gid in slow:
-            rows = by_game[gid]
+        for key in slow:
+            log_stream, gid = key
+            rows = by_game[key]
             try:
                 await self.apply(gid, rows[-1][1][b"t"].decode(), max(int(f[b"v"]) for _, f in rows),
                                  log_stream=log_stream, msg_id=rows[-1][0])
@@ -245,7 +261,7 @@ class Projector:
                 if is_connection_error(exc):
                     raise
                 await self._failed(log_stream, gid, rows, exc)
-                failed.update(m for m, _ in rows)
+                failed.update((log_stream, m) for m, _ in rows)
         return failed
 
     def _coalesce(self, gid: str, rows: list[tuple[str, dict]], log_stream: str) -> tuple[lifecycle.Game, tuple[list, list], bool] | None:

@@ -1,11 +1,14 @@
 """The game worker service: one title, any number of replicas sharing a consumer group.
 
-A read of a command stream (up to 64 entries) is handled as a batch: decode every envelope and
+A read of the command streams of the worker's partitions (one ``XREADGROUP`` over all of them
+on one Redis, one a partition on Redis Cluster; up to 64 entries a stream) is handled as a
+batch: decode every envelope and
 body, group by game, load the games not in the state cache (snapshot + tail, concurrently),
 ``decide`` each game's commands in stream order on its in-memory state with the game's
 chance, stamp the events (versions, hash chain), and send the batch's atomic append scripts
 (expected version and hash, command-id idempotency, game stream, partition log, stored
-outcome, XACK, push to the sender's reply inbox) and reject scripts in one pipeline. On a
+outcome, XACK, push to the sender's reply inbox) and reject scripts in one pipeline, behind the
+in-flight records of the commands read (no round trip of their own). On a
 version conflict only that game's remaining commands are decided again on its reloaded state.
 A cached game costs no round trip but its script (its seed, title and metadata are cached
 with it and the script verifies version and hash). A command whose handling raised
@@ -47,9 +50,10 @@ from services.kernel.runner import stamp
 from services.kernel.text import escape
 from services.runtime.consumer import (
     Tracker,
-    consume,
+    consume_batches,
     consumer_name,
     is_connection_error,
+    read_groups,
     retry_connection,
 )
 
@@ -116,6 +120,10 @@ class Worker:
         self.beats: dict[str, float] = {}
         self.unindex: dict[str, list[str]] = {}
         """Per command stream: handled commands whose in-flight records are deleted with the next pipeline."""
+        self.to_index: dict[str, dict[str, bytes]] = {}
+        """Per command stream: in-flight records of commands just read, written first in the pipeline
+        of their scripts (no round trip of their own)."""
+        self.tracker = _InFlight(self)
 
     # -- running ----------------------------------------------------------------------------
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -124,24 +132,25 @@ class Worker:
         readers = [GroupReader(self.r, self.keys.commands(p, self.title.name), self.group, self.consumer) for p in self.partitions]
         for rd in readers:
             await self.store_retry(rd.ensure_group)
-        log.info("worker_started", title=self.title.name, consumer=self.consumer, partitions=len(readers))
+        groups = read_groups(self.r, readers)
+        log.info("worker_started", title=self.title.name, consumer=self.consumer, partitions=len(readers), reads=len(groups))
         async with anyio.create_task_group() as tg:
-            for rd in readers:
-                tg.start_soon(self._serve, rd)
+            for group in groups:
+                tg.start_soon(self._serve, group)
             task_status.started()
 
     async def store_retry(self, fn: Any, *args: Any) -> Any:
         """Run ``fn`` until Redis answers (reconnect with capped backoff)."""
         return await retry_connection(fn, *args)
 
-    async def _serve(self, rd: GroupReader) -> None:
-        async def batch(rd: GroupReader, entries: list[tuple[str, dict, int]]) -> None:
-            await self.handle_batch(rd.stream, entries)
+    async def _serve(self, readers: list[GroupReader]) -> None:
+        async def batches(got: list[tuple[GroupReader, list[tuple[str, dict, int]]]]) -> None:
+            await self.handle_batches([(rd.stream, entries) for rd, entries in got])
 
-        await consume(rd, None, service=f"worker:{self.title.name}", min_idle_ms=self.min_idle_ms,
-                      reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
-                      on_error=self._forget, trim=True, tracker=_InFlight(self), inflight=self.keys.inflight(rd.stream),
-                      handle_batch=batch)
+        await consume_batches(readers, batches, service=f"worker:{self.title.name}", min_idle_ms=self.min_idle_ms,
+                              reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
+                              on_error=self._forget, trim=True, tracker=self.tracker, inflight=self.keys.inflight)
+
     async def answer_lost(self, rd: GroupReader, ids: list[str]) -> int:
         """Answer the callers of pending commands whose entries were trimmed or deleted.
 
@@ -170,9 +179,9 @@ class Worker:
         await self.r.hdel(index, *ids)
         return answered
 
-    async def _failed(self, stream: str, mid: str, exc: Exception, failed: set[str], **ids: Any) -> None:
+    async def _failed(self, stream: str, mid: str, exc: Exception, failed: set[tuple[str, str]], **ids: Any) -> None:
         """Record why handling ``mid`` raised; the entry stays pending (reclaimed, parked after ``max_failures``)."""
-        failed.add(mid)
+        failed.add((stream, mid))
         log.error("command_handling_failed", title=self.title.name, message_id=mid, exc_info=exc, **ids)
         fails = self.keys.failures(stream)
         async with self.r.pipeline(transaction=True) as pipe:
@@ -202,7 +211,13 @@ class Worker:
         await self.handle_batch(stream, [(mid, fields, 1)])
 
     async def handle_batch(self, stream: str, entries: list[tuple[str, dict, int]]) -> None:
-        """Handle the entries ``(message id, fields, times delivered)`` of one read of ``stream``.
+        """Handle the entries ``(message id, fields, times delivered)`` of one read of ``stream``
+        (see :meth:`handle_batches`)."""
+        await self.handle_batches([(stream, entries)])
+
+    async def handle_batches(self, batches: list[tuple[str, list[tuple[str, dict, int]]]]) -> None:
+        """Handle the entries ``(message id, fields, times delivered)`` of one read of one or
+        more command streams ``[(stream, entries)]``.
 
         Every entry is decoded first (a malformed one is answered or parked on its own); the
         rest are grouped by game and each game's commands are decided in stream order on its
@@ -212,33 +227,41 @@ class Worker:
         decided again on its reloaded state. A connection error propagates (the entries stay
         pending); any other error of one command is recorded and leaves its entry pending.
         """
-        fails = self.keys.failures(stream)
-        failed: set[str] = set()
-        parked: set[str] = set()
+        failed: set[tuple[str, str]] = set()
+        parked: set[tuple[str, str]] = set()
         jobs: list[_Job] = []
-        for mid, fields, delivered in entries:
-            try:
-                if delivered > 1:  # only a redelivered entry can have recorded failures
-                    last, n = await self.r.hmget(fails, [mid, f"{mid}:n"])
-                    if n is not None and int(n) >= self.max_failures:
-                        why = f"handling failed {int(n)} times" + (f"; last error: {last.decode()}" if last else "")
-                        await self._park(stream, mid, fields, why)
-                        await self.r.hdel(fails, mid, f"{mid}:n")
-                        parked.add(mid)
-                        continue
-                job = await self._prepare(stream, mid, fields, delivered)
-            except Exception as exc:
-                if is_connection_error(exc):
-                    raise
-                await self._failed(stream, mid, exc, failed)
-                continue
-            if job is not None:
-                jobs.append(job)
+        for stream, entries in batches:
+            fails = self.keys.failures(stream)
+            for mid, fields, delivered in entries:
+                try:
+                    if delivered > 1:  # only a redelivered entry can have recorded failures
+                        last, n = await self.r.hmget(fails, [mid, f"{mid}:n"])
+                        if n is not None and int(n) >= self.max_failures:
+                            why = f"handling failed {int(n)} times" + (f"; last error: {last.decode()}" if last else "")
+                            await self._park(stream, mid, fields, why)
+                            await self.r.hdel(fails, mid, f"{mid}:n")
+                            parked.add((stream, mid))
+                            continue
+                    job = await self._prepare(stream, mid, fields, delivered)
+                except Exception as exc:
+                    if is_connection_error(exc):
+                        raise
+                    await self._failed(stream, mid, exc, failed)
+                    continue
+                if job is not None:
+                    jobs.append(job)
         if jobs:
-            await self._decide_batch(stream, jobs, failed)
-        done = [mid for mid, _, d in entries if d > 1 and mid not in failed and mid not in parked]
-        if done:  # handled after earlier failures: their error records go
-            await self.r.hdel(fails, *done, *[f"{mid}:n" for mid in done])
+            await self._decide_batch(jobs, failed)
+        if self.to_index:  # no pipeline of scripts went: only the entries left pending need their records
+            left, self.to_index = self.to_index, {}
+            keep = {s: {m: rec for m, rec in recs.items() if (s, m) in failed} for s, recs in left.items()}
+            for s, recs in keep.items():
+                if recs:
+                    await self.r.hset(self.keys.inflight(s), mapping=recs)
+        for stream, entries in batches:
+            done = [mid for mid, _, d in entries if d > 1 and (stream, mid) not in failed and (stream, mid) not in parked]
+            if done:  # handled after earlier failures: their error records go
+                await self.r.hdel(self.keys.failures(stream), *done, *[f"{mid}:n" for mid in done])
 
     async def _prepare(self, stream: str, mid: str, fields: dict, delivered: int) -> _Job | None:
         """Decode one entry; None if it was answered (refused) or parked right here."""
@@ -276,7 +299,7 @@ class Worker:
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             await self._refuse_now(stream, mid, env, inbox, "bad_command", f"The command body is invalid: {exc}.")
             return None
-        return _Job(mid=mid, cmd=msgspec.structs.replace(env, body=body), inbox=inbox, delivered=delivered)
+        return _Job(stream=stream, mid=mid, cmd=msgspec.structs.replace(env, body=body), inbox=inbox, delivered=delivered)
 
     async def _refuse_now(self, stream: str, mid: str, env: CommandEnvelope, inbox: str, code: str, message: str,
                           version: int = 0) -> None:
@@ -328,7 +351,7 @@ class Worker:
                     tg.start_soon(load, gid)
         return out
 
-    async def _decide_batch(self, stream: str, jobs: list[_Job], failed: set[str]) -> None:
+    async def _decide_batch(self, jobs: list[_Job], failed: set[tuple[str, str]]) -> None:
         by_game: dict[str, list[_Job]] = {}
         for job in jobs:
             by_game.setdefault(job.cmd.game_id, []).append(job)
@@ -343,31 +366,31 @@ class Worker:
                 st = states[gid]
                 if isinstance(st, Rejection):
                     for job in gjobs:
-                        plan.append(self._reject_step(stream, job, st.code, st.message, None, ""))
+                        plan.append(self._reject_step(job, st.code, st.message, None, ""))
                     continue
                 if isinstance(st, Exception):
                     for job in gjobs:
-                        await self._failed(stream, job.mid, st, failed, game_id=gid, command_id=job.cmd.command_id)
+                        await self._failed(job.stream, job.mid, st, failed, game_id=gid, command_id=job.cmd.command_id)
                     continue
                 game, seed = st
                 for job in gjobs:
                     try:
-                        step = self._decide_one(stream, job, game, seed)
+                        step = self._decide_one(job, game, seed)
                     except Exception as exc:
                         if is_connection_error(exc):
                             raise
-                        await self._failed(stream, job.mid, exc, failed, game_id=gid, command_id=job.cmd.command_id)
+                        await self._failed(job.stream, job.mid, exc, failed, game_id=gid, command_id=job.cmd.command_id)
                         continue
                     plan.append(step)
                     if step.after is not None:
                         game, seed = step.after, step.seed
-            by_game = await self._run_plan(stream, plan, failed)
+            by_game = await self._run_plan(plan, failed)
         for gjobs in by_game.values():
             for job in gjobs:
-                await self._refuse_now(stream, job.mid, job.cmd, job.inbox, "busy",
+                await self._refuse_now(job.stream, job.mid, job.cmd, job.inbox, "busy",
                                        "The game changed too often while the command was decided; send it again.")
 
-    def _decide_one(self, stream: str, job: _Job, game: lifecycle.Game, seed: bytes | None) -> _Step:
+    def _decide_one(self, job: _Job, game: lifecycle.Game, seed: bytes | None) -> _Step:
         """Decide one command on ``game`` (pure): the script call that stores its outcome."""
         cmd = job.cmd
         if isinstance(cmd.body, CreateGame) and game.version == 0:
@@ -385,45 +408,53 @@ class Worker:
         try:
             bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
         except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
-            return self._reject_step(stream, job, "chance_unhonoured", f"The scripted chance cannot be honoured: {exc}.",
+            return self._reject_step(job, "chance_unhonoured", f"The scripted chance cannot be honoured: {exc}.",
                                      game.version, "", checked=False)
         except Rejection as rej:
-            return self._reject_step(stream, job, rej.code, rej.message, game.version, game.last_hash)
+            return self._reject_step(job, rej.code, rej.message, game.version, game.last_hash)
         envs = stamp(game, bodies, cmd.command_id, now_ms(), command_hash(cmd))
         after = lifecycle.fold(self.title, envs, game)
         out = Accepted(command_id=cmd.command_id, game_id=cmd.game_id, version=after.version, events=len(envs),
                        head_hash=after.last_hash, request_hash=request_hash(cmd))
-        keys, args = self.store.append_call(before=game, after=after, events=envs, outcome=out, stream=stream,
+        keys, args = self.store.append_call(before=game, after=after, events=envs, outcome=out, stream=job.stream,
                                             group=self.group, msg_id=job.mid, seed=seed, command=cmd, inbox=job.inbox)
         return _Step(job=job, sha=self.store._append.sha, script=scripts.APPEND, keys=keys, args=args,
                      before=game, after=after, seed=seed)
 
-    def _reject_step(self, stream: str, job: _Job, code: str, message: str, version: int | None, last_hash: str,
+    def _reject_step(self, job: _Job, code: str, message: str, version: int | None, last_hash: str,
                      *, checked: bool = True) -> _Step:
         """The reject script of one command; ``checked``: stored only if the game is still at
         ``version`` / ``last_hash`` (a rule's refusal), else unconditionally."""
         cmd = job.cmd
         out = Rejected(command_id=cmd.command_id, game_id=cmd.game_id, code=code, message=_short(message), version=version or 0,
                        head_hash=last_hash, request_hash=request_hash(cmd))
-        keys, args = self.store.reject_call(outcome=out, stream=stream, group=self.group, msg_id=job.mid,
+        keys, args = self.store.reject_call(outcome=out, stream=job.stream, group=self.group, msg_id=job.mid,
                                             decided_at=version if checked else None, decided_hash=last_hash, inbox=job.inbox)
         return _Step(job=job, sha=self.store._reject.sha, script=scripts.REJECT, keys=keys, args=args,
                      before=None, after=None, seed=None, code=code)
 
-    async def _run_plan(self, stream: str, plan: list[_Step], failed: set[str]) -> dict[str, list[_Job]]:
-        """Run the plan's scripts in one pipeline; returns the jobs to decide again, by game."""
+    async def _run_plan(self, plan: list[_Step], failed: set[tuple[str, str]]) -> dict[str, list[_Job]]:
+        """Run the plan's scripts in one pipeline; returns the jobs to decide again, by game.
+
+        The pipeline first deletes the in-flight records of the commands handled before and
+        writes those of the commands just read (before any of their scripts runs)."""
         if not plan:
             return {}
         half = "half_pipeline" in self.faults and len(plan) > 1
-        unindex = self.unindex.pop(stream, None)  # the records of the commands handled before
+        unindex, self.unindex = self.unindex, {}  # the records of the commands handled before
+        index, self.to_index = self.to_index, {}
         async with self.r.pipeline(transaction=False) as pipe:
-            if unindex:
-                pipe.hdel(self.keys.inflight(stream), *unindex)
+            for s, ids in unindex.items():
+                pipe.hdel(self.keys.inflight(s), *ids)
+            for s, recs in index.items():
+                pipe.hset(self.keys.inflight(s), mapping=recs)
             for st in plan[:len(plan) // 2] if half else plan:
                 pipe.execute_command("EVALSHA", st.sha, len(st.keys), *st.keys, *st.args)
             results = await pipe.execute(raise_on_error=False)
-        if unindex:
-            results = results[1:]
+        for res in results[:len(unindex) + len(index)]:
+            if isinstance(res, Exception) and is_connection_error(res):
+                raise res
+        results = results[len(unindex) + len(index):]
         if half:  # test hook: as if killed with half the batch's pipeline applied
             log.warning("fault_half_pipeline", title=self.title.name, applied=len(results), planned=len(plan))
             await anyio.sleep_forever()
@@ -444,7 +475,7 @@ class Worker:
                     self._forget(gid)
                     again[gid] = [st.job]
                     continue
-                await self._failed(stream, st.job.mid, res, failed, game_id=gid, command_id=cmd.command_id)
+                await self._failed(st.job.stream, st.job.mid, res, failed, game_id=gid, command_id=cmd.command_id)
                 self._forget(gid)
                 again[gid] = []  # the game's later commands were decided on this one: again
                 continue
@@ -514,13 +545,21 @@ class _InFlight(Tracker):
         self.worker = worker
 
     async def read(self, rd: GroupReader, entries: list[tuple[str, dict]]) -> None:
-        named = {}
+        # written first in the pipeline of the batch's scripts (Worker._run_plan), before any of
+        # them runs; the records of commands that no script handled and that stay pending
+        # (handling failed) are written after the batch (Worker.handle_batches)
+        named = self.worker.to_index.setdefault(rd.stream, {})
         for mid, fields in entries:
             ids = _readable_ids(fields.get(b"c", b""))
             if ids is not None:  # with the sender's inbox: a "lost" answer reaches it too
                 named[mid] = msgspec.msgpack.encode([*ids, _inbox(fields)])
-        if named:
-            await self.worker.r.hset(self.worker.keys.inflight(rd.stream), mapping=named)
+        if not named:
+            del self.worker.to_index[rd.stream]
+
+    async def flush(self) -> None:
+        index, self.worker.to_index = self.worker.to_index, {}
+        for stream, recs in index.items():
+            await self.worker.r.hset(self.worker.keys.inflight(stream), mapping=recs)
 
     async def done(self, rd: GroupReader, ids: list[str]) -> None:
         # deleted with the stream's next pipeline of scripts (no round trip of its own), or
@@ -549,6 +588,7 @@ def received_ms(message_id: str | bytes) -> int:
 class _Job:
     """One decoded command of a batch."""
 
+    stream: str
     mid: str
     cmd: CommandEnvelope
     inbox: str
