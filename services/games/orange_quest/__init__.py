@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from schemas import orange_quest as oq
 from schemas.base import Command, Event
-from schemas.envelope import Result
 from services.games.orange_quest import bots, rules, views
 from services.games.orange_quest.evolve import evolve
 from services.games.orange_quest.state import QState
-from services.kernel import Title, register
+from services.kernel import register
+from services.kernel.modular import ModuleTitle
 from services.kernel.secret import SecretChoice
 
 
-class OrangeQuest(Title[QState]):
-    """The Orange Quest Decider."""
+class OrangeQuest(ModuleTitle[QState]):
+    """The Orange Quest Decider: decide, view, redact, legal commands, status, to_move and the
+    default move come from ``rules`` and ``views``."""
 
     name = "orange_quest"
     display_name = "Orange Quest"
@@ -44,6 +45,8 @@ class OrangeQuest(Title[QState]):
     choices_revealed_type = oq.Revealed
     off_turn = (oq.Play, oq.UseAbility, oq.UseEquipment)
     timed_decisions = True
+    rules_module = rules
+    views_module = views
     default_move_text = "pass (a response window, a turn, an agreement, gifts after a duel); else the first legal command"
 
     def check_options(self, options: oq.OrangeQuestOptions, seats: int) -> None:
@@ -55,29 +58,8 @@ class OrangeQuest(Title[QState]):
     def setup(self, options: oq.OrangeQuestOptions, seats: int, chance) -> list[Event]:
         return rules.setup(options, seats, chance)
 
-    def decide(self, state: QState, seat: int, command: Command, chance) -> list[Event]:
-        return rules.decide(state, seat, command, chance)
-
     def evolve(self, state: QState, event: Event) -> QState:
         return evolve(state, event)
-
-    def view(self, state: QState, seat: int | None) -> oq.OrangeQuestView:
-        return views.view(state, seat)
-
-    def redact(self, event: Event, seat: int | None) -> Event | None:
-        return views.redact(event, seat)
-
-    def legal_commands(self, state: QState, seat: int) -> list[Command]:
-        return rules.legal_commands(state, seat)
-
-    def status(self, state: QState) -> Result | None:
-        return rules.status(state)
-
-    def to_move(self, state: QState) -> list[int]:
-        return rules.to_move(state)
-
-    def default_move(self, state: QState, seat: int) -> Command | None:
-        return rules.default_move(state, seat)
 
     def decision_seconds(self, state: QState, seat: int) -> tuple[str, int] | None:
         return rules.decision_seconds(state, seat)

@@ -43,16 +43,8 @@ from schemas.orange_quest import (
     TurnStarted,
 )
 from services.games.orange_quest.content import CARDS
-from services.games.orange_quest.state import (
-    Combat,
-    Gift,
-    Link,
-    QState,
-    Share,
-    Window,
-    put,
-    without,
-)
+from services.games.orange_quest.state import Combat, Gift, Link, QState, Share, Window
+from services.kernel.tuples import put, without
 
 rep = msgspec.structs.replace
 DAY = ("morning", "location", "evening", "party", "day_end")

@@ -140,20 +140,6 @@ class QState(Record):
     winners: tuple[int, ...] = ()
 
 
-def put(t: tuple, i: int, v) -> tuple:
-    """``t`` with item ``i`` replaced by ``v``."""
-    return t[:i] + (v,) + t[i + 1:]
-
-
-def without(cards: tuple[str, ...], gone) -> tuple[str, ...]:
-    """``cards`` minus every card in ``gone`` (each at most once)."""
-    rest = list(cards)
-    for c in gone:
-        if c in rest:
-            rest.remove(c)
-    return tuple(rest)
-
-
 def order_from(s: QState, seat: int) -> list[int]:
     """Every seat clockwise (to the left) from ``seat``."""
     return [(seat + i) % s.seats for i in range(s.seats)]

@@ -7,8 +7,7 @@ Docs: docs/games/questeros.md.
 
 from __future__ import annotations
 
-from schemas.base import Command, Event
-from schemas.envelope import Result
+from schemas.base import Event
 from schemas.questeros import (
     Bid,
     BidMade,
@@ -26,12 +25,15 @@ from schemas.questeros import (
 )
 from services.games.questeros import bots, rules, views
 from services.games.questeros.rules import QState
-from services.kernel import Rejection, Title, register
+from services.kernel import Rejection, register
+from services.kernel.modular import ModuleTitle
 
 
-class Questeros(Title[QState]):
+class Questeros(ModuleTitle[QState]):
     """The Questeros Decider (the multi-player game; Ero's Quest and the Fate Deck are the titles
-    ``eros_quest`` and ``fate_deck`` in the subpackages ``eros`` and ``fate``)."""
+    ``eros_quest`` and ``fate_deck`` in the subpackages ``eros`` and ``fate``): decide, view,
+    redact, legal commands, status, to_move and the default move (a timeout plays the lowest
+    legal card) come from ``rules`` and ``views``."""
 
     name = "questeros"
     display_name = "Questeros"
@@ -46,6 +48,8 @@ class Questeros(Title[QState]):
     undoable = (Bid,)
     default_move_text = "the lowest legal card (Gods last, no XP paid if avoidable); bid 1; the Mentor declines"
     event_types = (DealerChosen, EpicAdded, HandsDealt, BidMade, CardPlayed, HandLookedAt, QuestWon, RoundScored)
+    rules_module = rules
+    views_module = views
 
     def check_options(self, options: QuesterosOptions, seats: int) -> None:
         if not 2 <= seats <= 6:  # pragma: no cover - the kernel checks min/max seats first
@@ -57,30 +61,8 @@ class Questeros(Title[QState]):
     def setup(self, options: QuesterosOptions, seats: int, chance) -> list[Event]:
         return rules.setup(seats, chance)
 
-    def decide(self, state: QState, seat: int, command: Command, chance) -> list[Event]:
-        return rules.decide(state, seat, command, chance)
-
     def evolve(self, state: QState, event: Event) -> QState:
         return rules.evolve(state, event)
-
-    def view(self, state: QState, seat: int | None) -> QuesterosView:
-        return views.view(state, seat)
-
-    def redact(self, event: Event, seat: int | None) -> Event | None:
-        return views.redact(event, seat)
-
-    def legal_commands(self, state: QState, seat: int) -> list[Command]:
-        return rules.legal_commands(state, seat)
-
-    def status(self, state: QState) -> Result | None:
-        return rules.status(state)
-
-    def to_move(self, state: QState) -> list[int]:
-        return rules.to_move(state)
-
-    def default_move(self, state: QState, seat: int) -> Command | None:
-        """A timeout plays the lowest legal card (rules.default_move)."""
-        return rules.default_move(state, seat)
 
 
 Questeros.bots = {"random": bots.random_bot, "bidder": bots.bidder_bot}

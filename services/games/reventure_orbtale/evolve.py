@@ -36,7 +36,8 @@ from schemas.reventure_orbtale import (
     SkillsAttached,
 )
 from services.games.reventure_orbtale.content import CARDS
-from services.games.reventure_orbtale.state import Duel, OState, Player, playing, put, without
+from services.games.reventure_orbtale.state import Duel, OState, Player, playing
+from services.kernel.tuples import put, without
 
 rep = msgspec.structs.replace
 

@@ -71,20 +71,6 @@ class OState(Record):
     win_reason: str = ""
 
 
-def put(t: tuple, i: int, v) -> tuple:
-    """``t`` with item ``i`` replaced by ``v``."""
-    return t[:i] + (v,) + t[i + 1:]
-
-
-def without(cards: tuple[str, ...], gone) -> tuple[str, ...]:
-    """``cards`` minus every card in ``gone`` (each at most once)."""
-    rest = list(cards)
-    for c in gone:
-        if c in rest:
-            rest.remove(c)
-    return tuple(rest)
-
-
 def turn_order(s: OState) -> list[int]:
     """Every seat, clockwise from the turn-token holder (rulebook "Exploration phase")."""
     return [(s.token + i) % s.seats for i in range(s.seats)]
