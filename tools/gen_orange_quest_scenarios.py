@@ -465,10 +465,13 @@ sign("signpost_treasure.toml", "signpost Treasure: nobody richer than the rest, 
               chk("view.players.0.hand_count", equals=7))])
 sign("signpost_chaos.toml", "signpost Chaos: two cards each to the centre, shuffled and dealt",
      "rulebook Signposts, Chaos: each puts two cards of their choice in the centre (a simultaneous secret choice); "
-     "the pile is shuffled and dealt one at a time from the first player. Sacred Place comes first.", "messy_attic", [],
+     "the pile is shuffled and dealt one at a time from the first player (shuffled hook3, hook1, hook4, hook2: "
+     "seat 0 gets hook3 and hook4, seat 1 hook1 and hook2). Sacred Place comes first.", "messy_attic", [],
      [S(0, chaos("hook1", "hook2"), chk("view.phase", equals="chaos")),
       S(1, chaos("hook3", "hook4"), chk("view.phase", equals="fight"), chk("view.players.0.hand_count", equals=7),
-        chk("view.players.1.hand_count", equals=7))],
+        chk("view.players.1.hand_count", equals=7), chk("view.hand", seat=0, contains="hook3"),
+        chk("view.hand", seat=0, contains="hook4"), chk("view.hand", seat=1, contains="hook1"),
+        chk("view.hand", seat=1, contains="hook2"))],
      hands={0: ["hook1", "hook2"], 1: ["hook3", "hook4"]}, extra=[{"shuffle": ["hook3", "hook1", "hook4", "hook2"]}])
 sign("signpost_candy_madness.toml", "signpost Candy Madness: the fewer candies receive two, equal both",
      "rulebook Signposts, Candy Madness: three players, all heads (the right neighbour): seat 0 and seat 2 are "
