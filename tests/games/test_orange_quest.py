@@ -431,7 +431,7 @@ def play(seed: int, seats: int, options: dict, check_leaks: bool = True, max_mov
 
 
 @settings(max_examples=6, deadline=None, derandomize=True)
-@hgiven(st.integers(0, 2**32 - 1), st.integers(2, 5), st.sampled_from(["peaceable", "rps", "take", "agree"]))
+@hgiven(st.integers(0, 2**32 - 1), st.integers(2, 6), st.sampled_from(["peaceable", "rps", "take", "agree"]))
 def test_random_games_conserve_cards_leak_nothing_and_replay_equals_live(seed, seats, sharing):
     g = play(seed, seats, {"sharing": sharing, "days": 4})
     assert g.game.status == "finished"
