@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from services.audit.verify import audit_bundle, encode_bundle
+from services.audit.verify import audit_bundle, encode_bundle, spectator_views
 from services.sdk import Gateway, play_bot_game
 from tests.signed_games import forge
 from tests.test_audit_viewer import _change_chance, tampered
@@ -64,8 +64,19 @@ def test_a_real_game_opens_by_id_and_shows_valid_with_every_event(browser, web_g
     assert [json.loads(d.get_attribute("data-value")) for d in draws] == dice
     assert all(d.get_attribute("data-kind") == "die" and "1 + randbelow(6)" in d.text for d in draws)
     assert "HMAC-SHA256" in page.text("#chance-key")
-    # the public state after the event, from the gateway's replay
+    # the public state after the event, from the gateway's replay: readable (a table of its
+    # fields, records as rows), the raw JSON one click away
     page.wait(lambda p: "Spectator view after version" in p.text("#state-note"), "no state after the event")
+    want = spectator_views(bundle)[rolled - 1]["view"]
+    fields = page.js("return [...document.querySelectorAll('#state-view > table.state > tbody > tr, #state-view > table.state > tr')]"
+                     ".map(tr => tr.dataset.field)")
+    assert fields == [k for k, x in want.items() if not (k == "legal" and x == [])], fields
+    players = next(k for k, x in want.items() if isinstance(x, list) and x and isinstance(x[0], dict))
+    rows = page.css(f"#state-view tr[data-field={players}] table.rows tr")
+    assert len(rows) == len(want[players]) + 1  # a header and a row per record
+    assert page.css("#state-raw:not([open])") and json.loads(page.js("return document.getElementById('state-body').textContent")) == want
+    page.click("#state-raw summary")
+    assert page.one("#state-body").is_displayed()
     shots = Path(os.environ.get("QUESTHALL_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     size = page.driver.get_window_size()

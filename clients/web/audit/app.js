@@ -227,6 +227,7 @@ async function loadViews(bundle) {
     if (page.viewsFor !== gid) return;
     $("state-note").textContent = `The state is not available from this server (${exc.message}): the events, chance and checks above are all from the bundle.`;
     $("state-body").textContent = "";
+    $("state-view").replaceChildren();
     return;
   }
   showState(page.current);
@@ -239,7 +240,41 @@ function showState(v) {
   const same = view.version === v && head && view.game_id === page.bundle.game_id;
   $("state-note").textContent = same ? `Spectator view after version ${v} (folded by the server from its record of this game).`
     : `The server's record of this game differs at version ${v}.`;
-  $("state-body").textContent = JSON.stringify(view.view ?? view, null, 1);
+  const state = view.view ?? view;
+  $("state-view").replaceChildren(readable(state, 0));
+  $("state-body").textContent = JSON.stringify(state, null, 1);
+}
+
+// The state as a person reads it: a record is a table of its fields (names in words), a list
+// of records with the same fields is one table (a row each: the players, the seats), a list of
+// plain values is one line; nesting past a few levels and long lists fall back to compact JSON.
+// Generic over every title: it draws the view's own field names, nothing per title. The raw
+// JSON stays one click away (the <details> below it).
+const READ_DEPTH = 4;
+const READ_ITEMS = 40;
+const fieldName = (k) => String(k).replace(/_/g, " ");
+const plain = (x) => x === null || typeof x !== "object";
+function scalar(x) {
+  if (x === null || x === undefined) return h("span", { class: "muted" }, "–");
+  if (typeof x === "boolean") return h("span", { class: x ? "yes" : "no" }, x ? "yes" : "no");
+  return String(x);
+}
+function readable(x, depth) {
+  if (plain(x)) return scalar(x);
+  if (depth >= READ_DEPTH) return h("code", {}, JSON.stringify(x).slice(0, 200));
+  if (Array.isArray(x)) {
+    if (!x.length) return h("span", { class: "muted" }, "none");
+    if (x.every(plain)) return x.length > READ_ITEMS ? `${x.slice(0, READ_ITEMS).map(String).join(", ")}, … (${x.length})` : x.map((y) => (y === null ? "–" : String(y))).join(", ");
+    const keys = [...new Set(x.flatMap((y) => (y && typeof y === "object" && !Array.isArray(y) ? Object.keys(y) : [])))];
+    if (keys.length && keys.length <= 12 && x.every((y) => y && typeof y === "object" && !Array.isArray(y))) {
+      return h("table", { class: "state rows" }, h("tr", {}, h("th", {}, "#"), keys.map((k) => h("th", {}, fieldName(k)))),
+        x.slice(0, READ_ITEMS).map((y, i) => h("tr", {}, h("td", { class: "muted" }, String(i)), keys.map((k) => h("td", {}, readable(y[k], depth + 1))))));
+    }
+    return h("ol", { class: "state", start: "0" }, x.slice(0, READ_ITEMS).map((y) => h("li", {}, readable(y, depth + 1))));
+  }
+  const entries = Object.entries(x).filter(([k, y]) => !(k === "legal" && Array.isArray(y) && !y.length));
+  if (!entries.length) return h("span", { class: "muted" }, "–");
+  return h("table", { class: "state fields" }, entries.map(([k, y]) => h("tr", { "data-field": k }, h("th", {}, fieldName(k)), h("td", {}, readable(y, depth + 1)))));
 }
 
 // ------------------------------------------------------------------------------------------
