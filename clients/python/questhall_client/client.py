@@ -54,6 +54,10 @@ MAX_RECEIPTS = 10_000
 MAX_SIGNED = 1000
 """Command ids whose signing version a :class:`SeatClient` remembers (for exact retries)."""
 WS_MAX_MESSAGE = 1 << 22
+RATE_LIMIT_RETRIES = 3
+"""How many times a request refused with 429 ``rate_limited`` is sent again by default."""
+MAX_RETRY_WAIT = 2.0
+"""The longest ``Retry-After`` (seconds) a retry waits out by default; a longer one is raised at once."""
 """Largest socket message this client accepts (bytes)."""
 
 _ENC = msgspec.json.Encoder()
@@ -88,10 +92,20 @@ class Gateway:
     """A client of one gateway (``base_url`` like ``http://127.0.0.1:8000``). Use ``async with``.
 
     ``timeout``: seconds per HTTP request (httpx; ``httpx.TimeoutException`` past it).
+    ``rate_limit_retries``: a request refused with 429 ``rate_limited`` is sent again (the same
+    body: a command keeps its id, so a retry is never played twice) after waiting its
+    ``Retry-After`` (1 s when absent), at most this many times (0: never, the 429 is raised at
+    once); ``max_retry_wait``: a ``Retry-After`` longer than this many seconds (an admission
+    limit's minute window) is raised at once, not waited out. Socket commands are not retried.
     """
 
-    def __init__(self, base_url: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, base_url: str, *, timeout: float = 30.0, rate_limit_retries: int = RATE_LIMIT_RETRIES,
+                 max_retry_wait: float = MAX_RETRY_WAIT) -> None:
         self.base_url = base_url.rstrip("/")
+        self.rate_limit_retries = max(0, rate_limit_retries)
+        self.max_retry_wait = max_retry_wait
+        self.rate_limit_waits = 0
+        """How many times a 429 was waited out and retried (for tests and metrics)."""
         self.ws_url = "ws" + self.base_url[4:] if self.base_url.startswith("http") else self.base_url
         self.http = httpx.AsyncClient(base_url=self.base_url + "/v1", timeout=timeout)
         self.receipts: dict[str, list[dict]] = {}
@@ -115,16 +129,24 @@ class Gateway:
         content = _ENC.encode(body) if body is not None else None
         if content is not None:
             headers["Content-Type"] = "application/json"
-        resp = await self.http.request(method, path, content=content, headers=headers, params=params)
-        try:
-            data = json.loads(resp.content) if resp.content else None
-        except ValueError:  # e.g. an HTML page from a proxy in front of the gateway
-            if resp.status_code < 400:
-                raise GatewayError(resp.status_code, "bad_response", "The gateway answered with a body that is not JSON.") from None
-            data = None
+        for attempt in range(self.rate_limit_retries + 1):
+            resp = await self.http.request(method, path, content=content, headers=headers, params=params)
+            try:
+                data = json.loads(resp.content) if resp.content else None
+            except ValueError:  # e.g. an HTML page from a proxy in front of the gateway
+                if resp.status_code < 400:
+                    raise GatewayError(resp.status_code, "bad_response", "The gateway answered with a body that is not JSON.") from None
+                data = None
+            ra = resp.headers.get("retry-after")
+            wait = float(ra) if ra and ra.isdigit() else 1.0
+            if (resp.status_code == 429 and isinstance(data, dict) and data.get("code") == "rate_limited"
+                    and attempt < self.rate_limit_retries and wait <= self.max_retry_wait):
+                self.rate_limit_waits += 1
+                await anyio.sleep(wait)
+                continue
+            break
         if resp.status_code >= 400:
             d = data if isinstance(data, dict) else {}
-            ra = resp.headers.get("retry-after")
             self.keep_receipt(d.get("receipt"))
             raise GatewayError(resp.status_code, d.get("code", "error"), d.get("message", resp.text[:200]),
                                d.get("version"), d.get("command_id"), float(ra) if ra and ra.isdigit() else None,

@@ -92,12 +92,14 @@ class SeatClient(_Proxy):
 class Gateway(_Proxy):
     """A blocking client of one gateway (see :class:`questhall_client.Gateway`). Use ``with``."""
 
-    def __init__(self, base_url: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, base_url: str, *, timeout: float = 30.0, rate_limit_retries: int = _async.RATE_LIMIT_RETRIES,
+                 max_retry_wait: float = _async.MAX_RETRY_WAIT) -> None:
         cm = start_blocking_portal()
         portal = cm.__enter__()
 
         async def make() -> _async.Gateway:  # httpx's client is made on the loop that uses it
-            return _async.Gateway(base_url, timeout=timeout)
+            return _async.Gateway(base_url, timeout=timeout, rate_limit_retries=rate_limit_retries,
+                                  max_retry_wait=max_retry_wait)
 
         super().__init__(portal, portal.call(make))
         object.__setattr__(self, "_cm", cm)

@@ -49,9 +49,23 @@ export class GatewayError extends Error {
   }
 }
 
+/** How many times a request refused with 429 `rate_limited` is sent again by default. */
+export const RATE_LIMIT_RETRIES = 3;
+/** The longest `Retry-After` (ms) a retry waits out by default; a longer one is thrown at once. */
+export const MAX_RETRY_WAIT_MS = 2000;
+
 export interface GatewayOptions {
   /** Milliseconds per HTTP request (default 30 000; a TimeoutError past it). */
   timeoutMs?: number;
+  /**
+   * A request refused with 429 `rate_limited` is sent again (the same body: a command keeps its
+   * id, so a retry is never played twice) after waiting its `Retry-After` (1 s when absent), at
+   * most this many times (default RATE_LIMIT_RETRIES = 3; 0: never, the 429 is thrown at once).
+   * Socket commands are not retried.
+   */
+  rateLimitRetries?: number;
+  /** A `Retry-After` longer than this (ms; default 2000: an admission limit's minute window) is thrown at once. */
+  maxRetryWaitMs?: number;
   /** A `fetch` to use (default: the global one). */
   fetch?: typeof fetch;
 }
@@ -78,14 +92,20 @@ export class Gateway {
   readonly wsUrl: string;
   /** Receipts kept per game id, in the order received. */
   readonly receipts = new Map<string, Receipt[]>();
+  /** How many times a 429 was waited out and the request sent again. */
+  rateLimitWaits = 0;
   private readonly fetch: typeof fetch;
   private readonly timeoutMs: number;
+  private readonly rateLimitRetries: number;
+  private readonly maxRetryWaitMs: number;
 
   constructor(baseUrl: string, opts: GatewayOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.wsUrl = this.baseUrl.replace(/^http/, "ws");
     this.fetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.rateLimitRetries = Math.max(0, opts.rateLimitRetries ?? RATE_LIMIT_RETRIES);
+    this.maxRetryWaitMs = opts.maxRetryWaitMs ?? MAX_RETRY_WAIT_MS;
   }
 
   /** One request to `/v1` + `path`; the decoded JSON body. Throws GatewayError on a non-2xx answer. */
@@ -95,16 +115,23 @@ export class Gateway {
     const headers: Record<string, string> = {};
     if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
     if (opts.body !== undefined) headers["Content-Type"] = "application/json";
-    const resp = await this.fetch(url, {
-      method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    const text = await resp.text();
-    let data: unknown = null;
-    try {
-      data = text ? JSON.parse(text) : null;
-    } catch {
-      if (resp.ok) throw new GatewayError(resp.status, "bad_response", "The gateway answered with a body that is not JSON.");
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    let resp: Response, text: string, data: unknown;
+    for (let attempt = 0; ; attempt++) {
+      resp = await this.fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+      text = await resp.text();
+      data = null;
+      try {
+        data = text ? JSON.parse(text) : null;
+      } catch {
+        if (resp.ok) throw new GatewayError(resp.status, "bad_response", "The gateway answered with a body that is not JSON.");
+      }
+      const ra = resp.headers.get("retry-after");
+      const waitMs = ra && /^\d+$/.test(ra) ? Number(ra) * 1000 : 1000;
+      const limited = resp.status === 429 && !!data && typeof data === "object" && (data as { code?: unknown }).code === "rate_limited";
+      if (!limited || attempt >= this.rateLimitRetries || waitMs > this.maxRetryWaitMs) break;
+      this.rateLimitWaits++;
+      await new Promise((r) => setTimeout(r, waitMs));
     }
     const d = (data && typeof data === "object" ? data : {}) as Record<string, unknown>;
     this.keepReceipt(d.receipt as Receipt | undefined);
