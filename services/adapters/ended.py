@@ -111,7 +111,10 @@ def unpack(record: bytes) -> Unpacked:
     """The stream entries of a packed record. Raises ValueError if it is not one."""
     from services.audit.compact import unpack as unpack_bundle  # pure (services/audit/compact.py)
 
-    bundle = unpack_bundle(record)
+    return _entries(unpack_bundle(record))
+
+
+def _entries(bundle: dict) -> Unpacked:
     return Unpacked(events=[_ENC.encode(e) for e in bundle["events"]],
                     commands=[(c["version_before"], c["version_after"], _ENC.encode(c["command"])) for c in bundle["commands"]])
 
@@ -130,8 +133,9 @@ def pack(game_id: str, event_rows: list, command_rows: list) -> bytes | None:
     try:
         bundle = build_bundle(game_id, [msgspec.msgpack.decode(e) for e in stored],
                               [(a, b, msgspec.msgpack.decode(c)) for a, b, c in cmds])
-        record = pack_bundle(bundle)
-        back = unpack(record)
+        unpacked: list = []
+        record = pack_bundle(bundle, back=unpacked)
+        back = _entries(unpacked[0])
     except (NotPackable, ValueError, KeyError, TypeError, msgspec.DecodeError):
         return None
     if back.events != stored or back.commands != cmds:

@@ -46,11 +46,12 @@ def _shape(shapes: dict[tuple[str, ...], int], d: dict) -> int:
     return shapes.setdefault(tuple(d), len(shapes))
 
 
-def pack(bundle: dict) -> bytes:
+def pack(bundle: dict, *, back: list | None = None) -> bytes:
     """The compact record of a ``questhall-bundle/1`` dict (bytes, see the module docstring).
 
     Raises NotPackable if unpacking the record would not give the bundle back exactly (e.g.
     stored envelopes whose hashes do not recompute); the caller then keeps the bundle as is.
+    ``back``: the unpacked bundle (what the check unpacked) is appended to it.
     """
     gid, title = bundle["game_id"], bundle["title"]
     shapes: dict[tuple[str, ...], int] = {}
@@ -75,9 +76,9 @@ def pack(bundle: dict) -> bytes:
     events: list[list[Any]] = []
     prev, last_at = GENESIS, 0
     for i, e in enumerate(bundle["events"]):
-        cmd = cover.get(i + 1, {})
+        cmd, chash = cover.get(i + 1, _NONE)
         derived = {"game_id": gid, "version": i + 1, "prev_hash": prev, "hash": raw_hash(e),
-                   "command_id": cmd.get("command_id", _MISSING), "command_hash": _chash(cmd),
+                   "command_id": cmd.get("command_id", _MISSING), "command_hash": chash,
                    "recorded_at": cmd.get("received_at", _MISSING)}
         kept = {}
         for key, value in e.items():
@@ -89,8 +90,11 @@ def pack(bundle: dict) -> bytes:
         last_at = e["recorded_at"] if type(e.get("recorded_at")) is int else last_at
     payload = msgspec.msgpack.encode([2, gid, title, [list(s) for s in shapes], events, cmds])
     record = MAGIC + lzma.compress(payload, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32, filters=_FILTERS)
-    if _json(unpack(record)) != _json(bundle):
+    got = unpack(record)
+    if _json(got) != _json(bundle):
         raise NotPackable(f"game {gid!r}: the bundle does not survive the compact round trip")
+    if back is not None:
+        back.append(got)
     return record
 
 
@@ -121,8 +125,9 @@ def unpack(record: bytes) -> dict:
     events: list[dict] = []
     prev, last_at = GENESIS, 0
     for i, (shape, kept) in enumerate(packed_events):
-        cmd = cover.get(i + 1, {})
+        cmd, chash = cover.get(i + 1, _NONE)
         e: dict[str, Any] = {}
+        derived = None
         for key in shape_list[shape]:
             if key in kept:
                 value = kept[key]
@@ -130,8 +135,10 @@ def unpack(record: bytes) -> dict:
             elif key == "hash":
                 e[key] = None  # filled in once every other field is there
             else:
-                e[key] = {"game_id": gid, "version": i + 1, "prev_hash": prev, "command_id": cmd.get("command_id"),
-                          "command_hash": _chash(cmd), "recorded_at": cmd.get("received_at")}[key]
+                if derived is None:
+                    derived = {"game_id": gid, "version": i + 1, "prev_hash": prev, "command_id": cmd.get("command_id"),
+                               "command_hash": chash, "recorded_at": cmd.get("received_at")}
+                e[key] = derived[key]
         if "hash" in e and "hash" not in kept:
             e["hash"] = raw_hash(e)
         events.append(e)
@@ -140,17 +147,18 @@ def unpack(record: bytes) -> dict:
     return build_bundle(gid, events, commands)
 
 
-def _cover(commands: list[dict]) -> dict[int, dict]:
-    """Version -> the command envelope whose versions cover it."""
-    out: dict[int, dict] = {}
+def _cover(commands: list[dict]) -> dict[int, tuple[dict, Any]]:
+    """Version -> (the command envelope whose versions cover it, that envelope's command hash)."""
+    out: dict[int, tuple[dict, Any]] = {}
     for c in commands:
+        cmd = c["command"]
+        pair = (cmd, raw_command_hash(cmd) if cmd else _MISSING)
         for v in range(c["version_before"] + 1, c["version_after"] + 1):
-            out[v] = c["command"]
+            out[v] = pair
     return out
 
 
-def _chash(cmd: dict) -> Any:
-    return raw_command_hash(cmd) if cmd else _MISSING
+_NONE: tuple[dict, Any] = ({}, _MISSING)
 
 
 def _json(bundle: dict) -> bytes:
