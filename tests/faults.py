@@ -426,7 +426,7 @@ async def check(r: Any, settings: Settings, client: ChaosClient, counts: Counts,
 
     accepted_by_game: dict[str, dict[str, Accepted]] = {}
     for cid, (gid, seen) in client.seen.items():
-        raw = await r.get(k.outcome(gid, cid))
+        raw = await ended.outcome_bytes(r, k, gid, cid)  # stored, or (an ended game's) given back by its record
         stored = decode_outcome(raw) if raw is not None else None
         if stored != seen:
             counts.outcome_mismatches += 1

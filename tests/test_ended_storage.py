@@ -41,9 +41,12 @@ def test_a_packed_game_reads_as_its_streams_did(settings):
             rng = random.Random(3)
             gid, _ = await c.setup("toy", 2, {"target": 12})
             turn = 0
+            sent = []
             while True:
-                out = await c.submit("toy", gid, rng.choice([Add(n=rng.randint(1, 3)), Roll()]), turn)
+                body = rng.choice([Add(n=rng.randint(1, 3)), Roll()])
+                out = await c.submit("toy", gid, body, turn)
                 assert isinstance(out, Accepted), out
+                sent.append((body, turn, out))
                 if out.events > 1:  # game_finished + seed_revealed
                     break
                 turn = (turn + 1) % 2
@@ -72,6 +75,19 @@ def test_a_packed_game_reads_as_its_streams_did(settings):
             assert await rebuild(r, settings) >= 1  # read models from the packed record: the same bytes
             assert await dump_read_models(r, settings) == models
             assert await ended.settle(r, settings, gid) == "packed already"
+
+            # the stored outcomes the record gives back go after a minute's grace; a retry then
+            # still gets its first outcome (from the record), never a second decision
+            for _, _, first in sent:
+                assert 0 < await r.ttl(k.outcome(gid, first.command_id)) <= ended.GRACE_S
+                await r.delete(k.outcome(gid, first.command_id))  # as if the grace had passed
+                assert await store.outcome(gid, first.command_id) == first
+            for body, seat, first in sent:
+                assert await c.submit("toy", gid, body, seat, command_id=first.command_id) == first
+                assert await store.outcome(gid, first.command_id) == first
+            refused = await c.submit("toy", gid, Roll(), 0)  # a new command id: the game is over
+            assert refused.code == "game_over"
+            assert await r.xlen(k.game(gid, "events")) == 0 and await ended.last_event(r, k, gid) == events[-1][1][b"e"]
 
     anyio.run(main)
 

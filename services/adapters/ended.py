@@ -22,7 +22,12 @@ a rebuild see the same bytes. A stream read before the record was written gives 
 rows; one read after it finds the stream gone and reads the record (written in the same
 script that deletes the stream), so no reader sees a game half packed.
 
-Also settled at the end: the accepted outcomes expire ``ended_outcome_ttl`` s later (see
+Also settled at the end: the stored outcomes of its accepted commands that appended events are
+what the record gives back (:func:`derive_outcomes`: version, events, head hash and request hash
+follow from the commands and events), so they expire :data:`GRACE_S` s later and a retry of one
+of them gets it from the record (:func:`first_outcome`, which the worker asks for every command
+of an ended game): one outcome per command id for as long as the game is in Redis. An outcome
+the record does not give back byte for byte expires after ``ended_outcome_ttl`` as before (see
 docs/architecture.md, "one outcome per command id").
 
 Source: issue 13 ("Bounded resources": <= 50 kB live per finished game).
@@ -30,6 +35,7 @@ Source: issue 13 ("Bounded resources": <= 50 kB live per finished game).
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -43,6 +49,9 @@ PART = "packed"
 CACHE_GAMES = 64
 """Unpacked records a process keeps (one per game; a Questeros game is ~100 kB unpacked)."""
 ENDED = ("finished", "abandoned")
+GRACE_S = 60
+"""Seconds an ended game's stored accepted outcomes stay once its record gives them back (a
+worker that decided a retry just before the record was written still finds the stored one)."""
 _ENC = msgspec.msgpack.Encoder()
 VIEW_MAGIC = b"\x00qhz1"
 """First bytes of an ended game's stored view: zlib (level 9) of the JSON view envelope (JSON
@@ -90,16 +99,19 @@ return 'ok'
 """
 
 
-@dataclass(frozen=True)
+@dataclass
 class Unpacked:
     """A packed game's stream entries as stored: ``events[i]`` is version ``i + 1``'s ``e`` field;
-    ``commands`` are ``(version before, version after, c field)`` in stream order."""
+    ``commands`` are ``(version before, version after, c field)`` in stream order; ``outcomes``
+    (derived on first use): :func:`derive_outcomes`."""
 
     events: list[bytes]
     commands: list[tuple[int, int, bytes]]
+    outcomes: dict[str, bytes] | None = None
 
 
-_cache: OrderedDict[tuple[str, int, int], Unpacked] = OrderedDict()
+_cache: OrderedDict[tuple[str, str], tuple[bytes, Unpacked]] = OrderedDict()
+"""(namespace, game) -> (the record's signature: its length and last bytes, its entries)."""
 
 
 def key(keys: Keys, game_id: str) -> str:
@@ -144,10 +156,12 @@ def pack(game_id: str, event_rows: list, command_rows: list) -> bytes | None:
 
 
 async def settle(r: Any, settings: Any, game_id: str) -> str:
-    """Settle an ended game's storage (once its ending projection went through): its accepted
-    outcomes expire ``settings.ended_outcome_ttl`` s later, and its streams are packed
-    (:data:`PACK`). Returns the script's answer (``ok``, ``packed already``, ``not ended``,
-    ``moved``) or ``kept`` (the streams do not survive packing: left as they are)."""
+    """Settle an ended game's storage (once its ending projection went through): its streams are
+    packed (:data:`PACK`), then its accepted outcomes expire: those its record gives back byte for
+    byte (:func:`first_outcome`) after :data:`GRACE_S`, the others after
+    ``settings.ended_outcome_ttl`` s (0: kept). Returns the script's answer (``ok``, ``packed
+    already``, ``not ended``, ``moved``) or ``kept`` (the streams do not survive packing: left as
+    they are, and every accepted outcome expires after ``ended_outcome_ttl``)."""
     import anyio
 
     k = settings.keys
@@ -156,23 +170,87 @@ async def settle(r: Any, settings: Any, game_id: str) -> str:
     pipe.xrange(ev_key)
     pipe.xrange(cmd_key)
     event_rows, command_rows = await pipe.execute()
-    ttl = settings.ended_outcome_ttl
-    if ttl > 0:
-        ids = {msgspec.msgpack.decode(f[b"e"]).get("command_id", "") for _, f in event_rows}
-        async with r.pipeline(transaction=False) as p:
-            for cid in sorted(ids - {""}):
-                p.expire(k.outcome(game_id, cid), ttl)
-            await p.execute()
     if not event_rows:
         return "packed already" if await r.exists(key(k, game_id)) else "kept"
     record = await anyio.to_thread.run_sync(pack, game_id, event_rows, command_rows)
-    if record is None:
-        return "kept"
-    script = r.register_script(PACK)
-    last_cmd = command_rows[-1][0].decode() if command_rows else ""
-    res = await script(keys=[k.game(game_id, "meta"), ev_key, cmd_key, key(k, game_id)],
-                       args=[record, len(event_rows), len(command_rows), last_cmd])
-    return res.decode() if isinstance(res, bytes) else str(res)
+    res = "kept"
+    if record is not None:
+        script = r.register_script(PACK)
+        last_cmd = command_rows[-1][0].decode() if command_rows else ""
+        got = await script(keys=[k.game(game_id, "meta"), ev_key, cmd_key, key(k, game_id)],
+                           args=[record, len(event_rows), len(command_rows), last_cmd])
+        res = got.decode() if isinstance(got, bytes) else str(got)
+    derived = derive_outcomes(game_id, Unpacked(  # the rows: what the record gives back, byte for byte
+        events=[f[b"e"] for _, f in event_rows],
+        commands=[(int(f[b"from"]), _version(mid), f[b"c"]) for mid, f in command_rows])) if res == "ok" else {}
+    ids = sorted({msgspec.msgpack.decode(f[b"e"]).get("command_id", "") for _, f in event_rows} - {""})
+    async with r.pipeline(transaction=False) as p:
+        for cid in ids:
+            p.get(k.outcome(game_id, cid))
+        stored = await p.execute()
+    ttl = settings.ended_outcome_ttl
+    async with r.pipeline(transaction=False) as p:
+        for cid, raw in zip(ids, stored, strict=True):
+            if raw is not None and derived.get(cid) == raw:
+                p.expire(k.outcome(game_id, cid), GRACE_S)
+            elif raw is not None and ttl > 0:
+                p.expire(k.outcome(game_id, cid), ttl)
+        await p.execute()
+    return res
+
+
+def derive_outcomes(game_id: str, un: Unpacked) -> dict[str, bytes]:
+    """The stored outcome (msgpack ``Accepted``) of every accepted command of a packed game that
+    appended events, by command id, as the worker stored it: its version after, its number of
+    events, the head hash at that version and its request hash."""
+    from schemas.envelope import Accepted
+    from services.kernel.hashing import REQUEST_FIELDS, canonical_builtins
+
+    out: dict[str, bytes] = {}
+    for before, after, c in un.commands:
+        cmd = msgspec.msgpack.decode(c)
+        head = msgspec.msgpack.decode(un.events[after - 1]).get("hash", "")
+        rh = hashlib.sha256(canonical_builtins({f: cmd.get(f) for f in REQUEST_FIELDS})).hexdigest()
+        out[cmd["command_id"]] = _ENC.encode(Accepted(command_id=cmd["command_id"], game_id=game_id, version=after,
+                                                      events=after - before, head_hash=head, request_hash=rh))
+    return out
+
+
+async def prime(r: Any, keys: Keys, game_ids: list[str]) -> None:
+    """Read the packed records of these (ended) games into this process's cache, or drop what
+    it held of a game that has none (archived): :func:`first_outcome` answers from it."""
+    for gid in game_ids:
+        if await _unpacked(r, keys, gid) is None:
+            _cache.pop((keys.ns, gid), None)
+
+
+def first_outcome(keys: Keys, game_id: str, command_id: str) -> Any:
+    """The first outcome (``Accepted``) of ``command_id`` if it is an accepted command of a packed
+    game :func:`prime` read (derived from the record: the bytes the worker stored), else None.
+    A retry of it after its stored outcome expired gets this, never a second decision."""
+    from services.adapters.redis_store import decode_outcome
+
+    hit = _cache.get((keys.ns, game_id))
+    if hit is None:
+        return None
+    un = hit[1]
+    if un.outcomes is None:
+        un.outcomes = derive_outcomes(game_id, un)
+    raw = un.outcomes.get(command_id)
+    return decode_outcome(raw) if raw is not None else None
+
+
+async def outcome_bytes(r: Any, keys: Keys, game_id: str, command_id: str) -> bytes | None:
+    """The stored outcome of a command id (msgpack), else the one its packed game gives back."""
+    raw = await r.get(keys.outcome(game_id, command_id))
+    if raw is not None:
+        return raw
+    got = await _unpacked(r, keys, game_id)
+    if got is None:
+        return None
+    if got.outcomes is None:
+        got.outcomes = derive_outcomes(game_id, got)
+    return got.outcomes.get(command_id)
 
 
 async def is_settled(r: Any, keys: Keys, game_id: str) -> bool:
@@ -184,13 +262,13 @@ async def _unpacked(r: Any, keys: Keys, game_id: str) -> Unpacked | None:
     raw = await r.get(key(keys, game_id))
     if raw is None:
         return None
-    ck = (keys.ns, hash((game_id, raw[-64:])), len(raw))
+    ck, sig = (keys.ns, game_id), len(raw).to_bytes(8, "big") + raw[-64:]
     hit = _cache.get(ck)
-    if hit is not None:
+    if hit is not None and hit[0] == sig:
         _cache.move_to_end(ck)
-        return hit
+        return hit[1]
     got = unpack(raw)
-    _cache[ck] = got
+    _cache[ck] = (sig, got)
     while len(_cache) > CACHE_GAMES:
         _cache.popitem(last=False)
     return got

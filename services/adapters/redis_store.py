@@ -253,7 +253,8 @@ class EventStore:
         await self.r.set(self.keys.game(game.game_id, "snap"), msgspec.msgpack.encode(snap))
 
     async def outcome(self, game_id: str, command_id: str) -> Outcome | None:
-        raw = await self.r.get(self.keys.outcome(game_id, command_id))
+        """The stored outcome of a command id, else the one its ended game's packed record gives back."""
+        raw = await ended.outcome_bytes(self.r, self.keys, game_id, command_id)
         return decode_outcome(raw) if raw is not None else None
 
     def append_call(self, *, before: lifecycle.Game, after: lifecycle.Game, events: list[EventEnvelope],
@@ -293,7 +294,7 @@ class EventStore:
                                       group=group, msg_id=msg_id, seed=seed, command=command, inbox=inbox)
         return self.append_result(await self._append(keys=keys, args=args))
 
-    def reject_call(self, *, outcome: Rejected, stream: str, group: str, msg_id: str, decided_at: int | None,
+    def reject_call(self, *, outcome: Outcome, stream: str, group: str, msg_id: str, decided_at: int | None,
                     decided_hash: str, inbox: str = "") -> tuple[list[str], list[Any]]:
         """``(keys, args)`` of the reject script for a command on its game's own partition stream."""
         k = self.keys

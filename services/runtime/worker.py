@@ -37,7 +37,7 @@ import structlog
 from redis.exceptions import NoScriptError
 
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, Rejected
-from services.adapters import scripts
+from services.adapters import ended, scripts
 from services.adapters.keys import COMMAND_ID, GAME_ID, INBOX
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
@@ -361,6 +361,9 @@ class Worker:
             if attempt:  # another replica moved a game on: back off a little, with jitter
                 await anyio.sleep(random.uniform(0, min(0.002 * attempt, 0.05)))
             states = await self._states(list(by_game))
+            over = [g for g, st in states.items() if isinstance(st, tuple) and st[0].status in ended.ENDED]
+            if over:  # a retry's first outcome may be in its packed record (services/adapters/ended.py)
+                await ended.prime(self.r, self.keys, over)
             plan: list[_Step] = []
             for gid, gjobs in by_game.items():
                 st = states[gid]
@@ -405,6 +408,9 @@ class Worker:
         # The time rides in the command: when its stream received it (the entry id's ms), the same
         # for every delivery, so a move sent in time stays in time when a worker gets to it late.
         cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else received_ms(job.mid))
+        first = ended.first_outcome(self.keys, cmd.game_id, cmd.command_id) if game.status in ended.ENDED else None
+        if first is not None:  # an accepted command of an ended game whose stored outcome expired: that one
+            return self._reject_step(job, "first_outcome", "", game.version, game.last_hash, first=first)
         try:
             bodies = lifecycle.decide(self.title, game, cmd, chance, seed)
         except ChanceExhausted as exc:  # only a fixed (scenario) chance raises it: that run's failure
@@ -422,12 +428,13 @@ class Worker:
                      before=game, after=after, seed=seed)
 
     def _reject_step(self, job: _Job, code: str, message: str, version: int | None, last_hash: str,
-                     *, checked: bool = True) -> _Step:
+                     *, checked: bool = True, first: Accepted | None = None) -> _Step:
         """The reject script of one command; ``checked``: stored only if the game is still at
-        ``version`` / ``last_hash`` (a rule's refusal), else unconditionally."""
+        ``version`` / ``last_hash`` (a rule's refusal), else unconditionally. ``first``: the
+        command's first outcome (of an ended game), stored and replied instead of a rejection."""
         cmd = job.cmd
-        out = Rejected(command_id=cmd.command_id, game_id=cmd.game_id, code=code, message=_short(message), version=version or 0,
-                       head_hash=last_hash, request_hash=request_hash(cmd))
+        out = first or Rejected(command_id=cmd.command_id, game_id=cmd.game_id, code=code, message=_short(message),
+                                version=version or 0, head_hash=last_hash, request_hash=request_hash(cmd))
         keys, args = self.store.reject_call(outcome=out, stream=job.stream, group=self.group, msg_id=job.mid,
                                             decided_at=version if checked else None, decided_hash=last_hash, inbox=job.inbox)
         return _Step(job=job, sha=self.store._reject.sha, script=scripts.REJECT, keys=keys, args=args,
