@@ -11,8 +11,10 @@ of the partition's game set and of the lobby index.
 
 - ``live_bytes``: the sum as the last projection left the game (the partition log and command
   stream not trimmed yet: they are trimmed every minute);
-- ``settled_bytes``: what the game holds once retention has settled and until it is archived:
-  without the keys that expire (rejected outcomes, ``QUESTHALL_REJECTED_TTL``; inbox lists),
+- ``settled_bytes``: what the game holds once retention has settled (about a minute after its
+  end) and until it is archived: without the keys that expire (its accepted outcomes, 60 s after
+  the end once its packed record gives them back, services/adapters/ended.py; rejected ones after
+  ``QUESTHALL_REJECTED_TTL``),
   with the partition log and the command stream trimmed (what the services' minute trim does,
   run here at once), and without its share of the change stream (capped at ~10,000 entries a
   partition: later games push it out);
@@ -181,9 +183,11 @@ async def _trim(r: Any, settings: Any) -> None:
 
 async def game_memory(url: str, runs: int = 3, titles: list[str] | None = None,
                       detail: dict | None = None) -> dict[str, dict[str, float]]:
-    """``{title: {"live_bytes", "settled_bytes", "archived_bytes", "keys_live", "keys_settled", "games",
-    "seats", "events"}}`` (medians); ``detail``, if given, gets ``{title: rows of one game}`` (the
-    median game's :func:`game_keys` at its end, and ``settled`` rows)."""
+    """``{title: {"live_bytes", "minute_bytes", "settled_bytes", "archived_bytes", "keys_live",
+    "keys_settled", "games", "seats", "events"}}`` (medians; ``minute_bytes``: every key a minute
+    after the end, when the accepted outcomes' grace has passed and the logs are trimmed, the
+    rejected outcomes (24 h) still there); ``detail``, if given, gets ``{title: rows of one game}``
+    (the median game's :func:`game_keys` at its end, and ``settled`` rows)."""
     from services.adapters.client import BusClient
     from services.adapters.redis_store import Settings, connect
     from services.audit.archive import archive, archive_key
@@ -197,30 +201,36 @@ async def game_memory(url: str, runs: int = 3, titles: list[str] | None = None,
     async with services_running(settings, titles=names) as s:
         r: Any = s["redis"]
         client = BusClient(r, settings, timeout=60)
+        played: list[tuple[str, str, int, list]] = []
         for name in names:
-            seats = seats_for(name)
-            games: list[tuple[int, int, int, int, int, list, list]] = []
             for i in range(runs):
                 stats = TitleStats()
-                await play_bot_game(client, name, seats, random.Random(i), stats)
+                await play_bot_game(client, name, seats_for(name), random.Random(i), stats)
                 gid = stats.game_ids[0]
                 version = int(await r.hget(settings.keys.game(gid, "meta"), "version"))
                 await client.wait_projected(gid, version)
                 await _settled_projection(r, settings, gid)
-                at_end = await game_keys(r, settings, gid, name)
-                await _trim(r, settings)
-                settled = [row for row in await game_keys(r, settings, gid, name) if row["ttl"] < 0]
-                _marginal(at_end, settled)
-                await archive(r, settings, gid)
-                arch = int(await r.memory_usage(archive_key(settings, gid), samples=0) or 0)
-                games.append((_sum(at_end, settled=False), _sum(settled, settled=True), arch, version,
-                              len(at_end), at_end, settled))
-            games.sort(key=lambda g: g[1])
-            mid = games[len(games) // 2]
-            out[name] = {"live_bytes": statistics.median(g[0] for g in games),
-                         "settled_bytes": statistics.median(g[1] for g in games),
-                         "archived_bytes": statistics.median(g[2] for g in games),
-                         "keys_live": mid[4], "keys_settled": len(mid[6]), "events": mid[3], "seats": seats, "games": runs}
+                played.append((name, gid, version, await game_keys(r, settings, gid, name)))
+        await _grace_passed(r, settings, [gid for _, gid, _, _ in played])  # about a minute
+        await _trim(r, settings)
+        games: dict[str, list[tuple]] = {}
+        for name, gid, version, at_end in played:
+            minute = await game_keys(r, settings, gid, name)
+            _marginal(at_end, minute)
+            settled = [row for row in minute if row["ttl"] < 0]
+            await archive(r, settings, gid)
+            arch = int(await r.memory_usage(archive_key(settings, gid), samples=0) or 0)
+            games.setdefault(name, []).append((_sum(at_end, settled=False), _sum(settled, settled=True), arch, version,
+                                               len(at_end), at_end, settled, _sum(minute, settled=False)))
+        for name, gs in games.items():
+            gs.sort(key=lambda g: g[1])
+            mid = gs[len(gs) // 2]
+            out[name] = {"live_bytes": statistics.median(g[0] for g in gs),
+                         "minute_bytes": statistics.median(g[7] for g in gs),
+                         "settled_bytes": statistics.median(g[1] for g in gs),
+                         "archived_bytes": statistics.median(g[2] for g in gs),
+                         "keys_live": mid[4], "keys_settled": len(mid[6]), "events": mid[3], "seats": seats_for(name),
+                         "games": runs}
             if detail is not None:
                 detail[name] = {"at_end": mid[5], "settled": mid[6], "events": mid[3]}
     r = connect(url)  # the services stopped: nothing reads the namespace's streams any more
@@ -230,6 +240,22 @@ async def game_memory(url: str, runs: int = 3, titles: list[str] | None = None,
     finally:
         await r.aclose()
     return out
+
+
+async def _grace_passed(r: Any, settings: Any, game_ids: list[str]) -> None:
+    """Wait until no outcome of these games has an expiry of the grace (:data:`ended.GRACE_S`) left
+    (at most that plus 20 s): the accepted outcomes their packed records give back are gone."""
+    from services.adapters import ended
+
+    deadline = time.monotonic() + ended.GRACE_S + 20
+    while time.monotonic() < deadline:
+        left = 0
+        for gid in game_ids:
+            async for key in r.scan_iter(match=settings.keys.game(gid, "out:*"), count=1000):
+                left += 0 < await r.ttl(key) <= ended.GRACE_S
+        if not left:
+            return
+        await _pause(1.0)
 
 
 async def _settled_projection(r: Any, settings: Any, game_id: str) -> None:
@@ -247,17 +273,17 @@ async def _settled_projection(r: Any, settings: Any, game_id: str) -> None:
     raise TimeoutError(f"game {game_id!r}: its ended storage did not settle within 30 s")
 
 
-async def _pause() -> None:
+async def _pause(seconds: float = 0.05) -> None:
     import anyio
 
-    await anyio.sleep(0.05)
+    await anyio.sleep(seconds)
 
 
 def _grouped(rows: list[dict]) -> list[dict]:
     """Rows of one part (e.g. the outcomes, one key per command) merged: bytes and keys summed."""
     out: dict[tuple, dict] = {}
     for row in rows:
-        g = (row["part"], row["type"], row["encoding"], row["ttl"] > 0)
+        g = (row["part"], row["type"], row["encoding"], _ttl_class(row["ttl"]))
         if g in out:
             m = out[g]
             m["keys"] += 1
@@ -269,6 +295,13 @@ def _grouped(rows: list[dict]) -> list[dict]:
     return list(out.values())
 
 
+def _ttl_class(ttl: int) -> int:
+    """0: no expiry; 1: the grace of an ended game's accepted outcomes (a minute); 2: longer."""
+    from services.adapters.ended import GRACE_S
+
+    return 0 if ttl < 0 else 1 if ttl <= GRACE_S else 2
+
+
 def key_table(detail: dict) -> str:
     """Markdown: the keys of one finished game per title, at its end and settled (keys of one
     part, e.g. the outcomes, on one line)."""
@@ -277,9 +310,9 @@ def key_table(detail: dict) -> str:
         lines.append(f"\n### {name} ({d['events']} events)\n")
         lines.append("| key (part) | type / encoding | keys | entries | bytes at the end | bytes settled |")
         lines.append("|---|---|---|---|---|---|")
-        settled = {(row["part"], row["type"], row["encoding"], False): row for row in _grouped(d["settled"])}
+        settled = {(row["part"], row["type"], row["encoding"], 0): row for row in _grouped(d["settled"])}
         for row in _grouped(d["at_end"]):
-            s = settled.get((row["part"], row["type"], row["encoding"], row["ttl"] > 0))
+            s = settled.get((row["part"], row["type"], row["encoding"], _ttl_class(row["ttl"])))
             sb = "expires" if row["ttl"] > 0 else (f"{s['bytes']:,}" if s else "0 (trimmed)")
             if row["part"].startswith("change stream"):
                 sb = "pushed out (capped)"
@@ -292,10 +325,11 @@ def key_table(detail: dict) -> str:
 
 
 def summary_md(res: dict, detail: dict | None, when: str) -> str:
-    rows = ["| title (seats, events) | live at the end | settled | archived | keys (end / settled) |", "|---|---|---|---|---|"]
+    rows = ["| title (seats, events) | live at the end | a minute on | settled | archived | keys (end / settled) |",
+            "|---|---|---|---|---|---|"]
     for n, v in res.items():
-        rows.append(f"| {n} ({v['seats']}, {v['events']}) | {v['live_bytes']:,.0f} | {v['settled_bytes']:,.0f} | "
-                    f"{v['archived_bytes']:,.0f} | {v['keys_live']} / {v['keys_settled']} |")
+        rows.append(f"| {n} ({v['seats']}, {v['events']}) | {v['live_bytes']:,.0f} | {v.get('minute_bytes', 0):,.0f} | "
+                    f"{v['settled_bytes']:,.0f} | {v['archived_bytes']:,.0f} | {v['keys_live']} / {v['keys_settled']} |")
     body = f"{MD_HEAD} ({when}; bench/memory.py, medians)\n\n" + "\n".join(rows) + "\n"
     if detail:
         body += "\nKeys of the median game of each title (MEMORY USAGE, SAMPLES 0):\n" + key_table(detail)

@@ -506,7 +506,7 @@ def table(res: dict) -> str:
         ("best end to end / append script alone", f"{res['ratio_e2e_to_lua_append']:.3f}"),
     ]
     for n, v in res.get("redis_bytes_per_game", {}).items():
-        rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live at the end, {v.get('settled_bytes', 0):,.0f} settled (an hour on, logs trimmed), {v['archived_bytes']:,.0f} archived"))
+        rows.append((f"Redis bytes per finished game, {n}", f"{v['live_bytes']:,.0f} live at the end, {v.get('minute_bytes', 0):,.0f} a minute on, {v.get('settled_bytes', 0):,.0f} settled (until archived), {v['archived_bytes']:,.0f} archived"))
     for key, path in (("open_loop", "bus"), ("open_loop_gateway", "gateway, WebSockets")):
         for n, by_mean in res.get(key, {}).items():
             for mean, v in by_mean.items():
