@@ -11,7 +11,15 @@ import hashlib
 import msgspec
 import pytest
 
-from schemas.envelope import Accepted, CommandEnvelope, JoinSeat, Rejected, StartGame, Timeout
+from schemas.envelope import (
+    AbandonGame,
+    Accepted,
+    CommandEnvelope,
+    JoinSeat,
+    Rejected,
+    StartGame,
+    Timeout,
+)
 from services.audit.verify import audit_bundle, bundle_of
 from services.kernel import game as lifecycle
 from services.kernel import get_title
@@ -115,6 +123,14 @@ def test_on_timeout_bot_hands_the_seat_to_a_bot_shown_in_the_views():
     fire_due(g)
     assert tags(g, n)[:2] == ["timed_out", "seat_botted"]
     assert g.events[n + 1].body.takeover is True  # a takeover, unlike a seat joined as a bot
+    # a record from before the field (takeover left out, the chain re-sealed) still audits valid
+    from tests.signed_games import reseal
+
+    g.submit(AbandonGame(), 1 - seat)
+    old = bundle_of(g.game.game_id, g.events, g.commands)
+    assert audit_bundle(old).status == "valid"
+    del old["events"][n + 1]["body"]["takeover"]
+    assert audit_bundle(reseal(old)).status == "valid", audit_bundle(reseal(old)).summary()
     v = lifecycle.view(g.title, g.game, None)
     assert v.bots[seat] == "greedy" and v.bots[1 - seat] is None
 
