@@ -209,13 +209,16 @@ def test_the_browser_verifier_agrees_with_questhall_audit(bus_bundles, tmp_path)
         roll = tamper_roll(bundle, random.Random(gi))
         if roll is not None:
             variants.append(("roll", roll[0], None))
+        if gi == 0:  # rules the verifiers do not have: an error verdict in both
+            variants += [("rules", {**bundle, "rules_version": "0"}, None), ("title", {**bundle, "title": "nosuch"}, None)]
         for kind, b, r in variants:
             verdict = audit_bundle(b, r)
             name = f"{gi}-{b['title']}-{kind}"
             (tmp_path / f"{name}.json").write_bytes(encode_bundle(b))
             if r is not None:
                 (tmp_path / f"{name}.receipts.json").write_text(json.dumps(r))
-            assert verdict.status == ("valid" if kind == "valid" else "error" if kind == "receipt" else "invalid"), \
+            assert verdict.status == ("valid" if kind == "valid" else "error" if kind in ("receipt", "rules", "title")
+                                      else "invalid"), \
                 (name, verdict.summary())
             cases.append({"name": name, "bundle": f"{name}.json", "receipts": f"{name}.receipts.json" if r else None,
                           "status": verdict.status, "first_bad_version": verdict.first_bad_version,

@@ -15,7 +15,9 @@
 // tests/browser/test_audit_agreement.py).
 // Source: issue 19; services/kernel/chance.py for the draws; each title's rules for the order.
 
-import { ORANGE, ORBTALE, ORION, QOC, QUESTEROS_ORDER } from "./content.js";
+import { ORANGE, ORBTALE, ORION, QOC, QUESTEROS_ORDER, RULES } from "./content.js";
+
+export { RULES };
 
 const INDEX = new Map(QUESTEROS_ORDER.map((c, i) => [c, i]));
 /** Cards sorted in deck.toml order (questeros.rules.canonical). */

@@ -6,6 +6,8 @@
 //      the canonical JSON (sorted keys, no whitespace, UTF-8: what services/kernel/hashing.py does),
 //      recorded_at non-decreasing, the first event game_created;
 //   2. the seed: SHA-256(revealed seed) == seed_commitment, revealed once, equal to the header;
+//   0. the title and its rules version are the ones chance.js derives for (else "error", as
+//      `questhall audit` says for rules it does not have);
 //   3. the header copies (title, rules version, rng, commitment, head hash, status);
 //   4. every command: it covers exactly the versions after the previous one, its events carry its
 //      id and command hash, a seat with a registered key signed it (Ed25519, questhall-seat/1);
@@ -19,7 +21,7 @@
 // and the chance outcomes).
 // Source: issue 19 ("replay and audit viewer"); services/audit/verify.py; tools/verify_bundle.py.
 
-import { deriveChance } from "./chance.js";
+import { deriveChance, RULES } from "./chance.js";
 
 export const FORMAT = "questhall-bundle/1";
 export const RECEIPTS_FORMAT = "questhall-receipts/1";
@@ -466,6 +468,11 @@ export async function verifyBundle(bundle, receipts = null) {
     const events = bundle.events, commands = bundle.commands;
     if (!Array.isArray(events) || !Array.isArray(commands) || !events.length) {
       return done({ ...base, status: "error", reason: "the bundle needs a non-empty 'events' list and a 'commands' list" });
+    }
+    // As `questhall audit`: a title or rules version this page's derivations are not for cannot be checked.
+    if (!Object.hasOwn(RULES, title)) return done({ ...base, status: "error", reason: `unknown title ${short(title)}: this page has no chance derivations for it` });
+    if (bundle.rules_version !== RULES[title]) {
+      return done({ ...base, status: "error", reason: `the game was played under rules version ${short(bundle.rules_version)}; this page has ${title} rules version ${short(RULES[title])}` });
     }
     if (bundle.rng !== RNG) return done({ ...base, status: "error", reason: `unknown chance derivation ${short(bundle.rng)} (this verifier knows ${short(RNG)})` });
     const faults = [];
