@@ -301,6 +301,8 @@ admin_router = Router(path="/admin", route_handlers=[rebuild_read_models, admin_
 @get("/metrics", include_in_schema=False)
 async def metrics(gw: GatewayService) -> Response[bytes]:
     await gw.refresh_lag()
+    gw.metrics.socket_reads.labels(source="redis").set(gw.changes.reads)
+    gw.metrics.socket_reads.labels(source="shared").set(gw.changes.shared)
     return Response(content=gw.metrics.render(), media_type=CONTENT_TYPE)
 
 

@@ -12,11 +12,22 @@ The reader starts at the stream position 5 s before it started (Redis ``TIME``),
 made while a socket was subscribing is not missed (a change seen twice only wakes a socket
 that then finds nothing new). After the reader lost its connection, every socket is woken.
 The reader stops when no socket is subscribed and starts again with the next one.
+
+Reads shared by the sockets of a process (:meth:`ChangeFeed.snapshot`): what a socket reads
+when woken -- its reader's view, whether that view's version is settled, and the feed entries
+after its cursor -- is one pipelined round trip, and sockets of the same game and reader
+(5,000 spectators of one table) share one such read until the next change of that game: a read
+is reused only while no change of its game was seen since it started (a per-game generation,
+bumped by the reader before it wakes the sockets; every generation is void when the reader
+(re)starts), so a socket never takes an older state than its own read would have given, and a
+socket that took a snapshot just before a change is woken by that change and reads again.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -26,6 +37,28 @@ log = structlog.get_logger("questhall.gateway.fanout")
 
 BLOCK_MS = 1000
 """XREAD BLOCK of the reader (shorter than the socket timeout)."""
+
+
+SNAPSHOT_BYTES = 32 << 20
+"""Bytes of feed entries and views the process keeps in shared snapshots (least recently used dropped)."""
+
+
+@dataclass
+class Snapshot:
+    """What the sockets of one game and reader see, read at one moment (one round trip).
+
+    ``rows``: every feed entry with version > ``after`` as ``(version, JSON)``; ``view``: the
+    stored view envelope (JSON) or None, at version ``w``; ``settled``: ``w`` is the last event
+    of an accepted command (a view pushed only then)."""
+
+    after: int
+    rows: list[tuple[int, bytes]]
+    view: bytes | None
+    w: int
+    settled: bool
+    size: int = 0
+    token: tuple[int, int] = (0, 0)
+    done: asyncio.Future | None = field(default=None, repr=False)
 
 
 class Waker:
@@ -59,9 +92,26 @@ class ChangeFeed:
         self._tasks: list[asyncio.Task | None] = []
         self.changes = 0
         """Change entries read (a counter)."""
+        self.epoch = 0
+        """Bumped when a reader (re)starts: every snapshot taken before is void."""
+        self.gen: dict[str, int] = {}
+        """Per subscribed game: a number drawn anew (from ``_seq``, never reused) at each change seen;
+        a snapshot is valid while its game's number is unchanged."""
+        self._seq = 0
+        self.snaps: OrderedDict[tuple[str, int | None], Snapshot] = OrderedDict()
+        self._readers: dict[str, set[int | None]] = {}
+        """The readers of each game with a snapshot in ``snaps`` (dropped per game at a change)."""
+        self.snap_bytes = 0
+        self.reads = 0
+        """Snapshot reads made (round trips to Redis; the rest were shared)."""
+        self.shared = 0
+        """Snapshots served without a read of their own."""
 
     def subscribe(self, game_id: str, waker: Waker) -> None:
         self.subs.setdefault(game_id, set()).add(waker)
+        if game_id not in self.gen:
+            self._seq += 1
+            self.gen[game_id] = self._seq
         self._ensure_running()
 
     def unsubscribe(self, game_id: str, waker: Waker) -> None:
@@ -70,6 +120,102 @@ class ChangeFeed:
             s.discard(waker)
             if not s:
                 del self.subs[game_id]
+                self.gen.pop(game_id, None)
+                self._drop(game_id)
+
+    # -- shared reads --------------------------------------------------------------------------
+
+    def _token(self, game_id: str) -> tuple[int, int]:
+        return self.epoch, self.gen.get(game_id, 0)
+
+    def _drop(self, game_id: str, reader: Any = ...) -> None:
+        """Forget the snapshots of ``game_id`` (of one ``reader``, or all of them)."""
+        readers = self._readers.get(game_id)
+        if not readers:
+            return
+        for rd in (list(readers) if reader is ... else [reader]):
+            snap = self.snaps.pop((game_id, rd), None)
+            readers.discard(rd)
+            if snap is not None:
+                self.snap_bytes -= snap.size
+        if not readers:
+            del self._readers[game_id]
+
+    def _keep(self, key: tuple[str, int | None], snap: Snapshot) -> None:
+        self.snaps[key] = snap
+        self._readers.setdefault(key[0], set()).add(key[1])
+
+    def _changed(self, game_id: str) -> None:
+        if game_id in self.subs:
+            self._seq += 1
+            self.gen[game_id] = self._seq
+            self._drop(game_id)
+
+    async def snapshot(self, game_id: str, seat: int | None, after: int) -> Snapshot:
+        """What a socket of ``game_id`` reading as ``seat`` (None: spectators) with cursor ``after``
+        sends next: a shared snapshot if one valid for it exists (or is being read), else one
+        read of its own (one round trip; two when the view lags the accepted commands).
+
+        Valid: taken with no change of the game seen since its read started, so it holds every
+        change notified before; a change made later is notified later and wakes the socket again."""
+        key = (game_id, seat)
+        snap = self.snaps.get(key)
+        if snap is not None and snap.token == self._token(game_id) and snap.after <= after:
+            if snap.done is not None:  # being read: wait for that read rather than make another
+                await asyncio.shield(snap.done)
+            if snap.token[0] >= 0:  # not a failed read
+                self.shared += 1
+                return snap
+        snap = Snapshot(after=after, rows=[], view=None, w=0, settled=False, token=self._token(game_id),
+                        done=asyncio.get_running_loop().create_future())
+        self._drop(game_id, seat)
+        self._keep(key, snap)
+        try:
+            await self._read_into(snap, game_id, seat)
+        except BaseException:
+            snap.token = (-1, -1)  # its waiters read again
+            raise
+        finally:
+            done, snap.done = snap.done, None
+            done.set_result(None)
+            if snap.token != self._token(game_id) and self.snaps.get(key) is snap:
+                self._drop(game_id, seat)  # a failed read, or a change seen meanwhile: not for later sockets
+        if self.snaps.get(key) is snap:
+            snap.size = sum(len(b) for _, b in snap.rows) + len(snap.view or b"") + 100
+            self.snap_bytes += snap.size
+            while self.snap_bytes > SNAPSHOT_BYTES and self.snaps:
+                self._drop(*next(iter(self.snaps)))
+        return snap
+
+    async def _read_into(self, snap: Snapshot, game_id: str, seat: int | None) -> None:
+        from services.adapters import ended
+        from services.runtime import feeds
+
+        self.reads += 1
+        k = self.keys
+        feed_key = k.feed(game_id, seat)
+        commands = k.game(game_id, "commands")
+        async with self.r.pipeline(transaction=False) as p:
+            p.get(k.view(game_id, seat))  # the view first: the feed read after it holds every entry up to it
+            p.xrevrange(commands, "+", "-", count=1)
+            p.xrange(feed_key, f"({snap.after}-0" if snap.after else "-", "+")
+            p.exists(feed_key)
+            p.get(k.rm(game_id, "applied"))
+            p.hget(k.game(game_id, "meta"), "title")
+            view, last, rows, exists, applied, title = await p.execute()
+        if rows or exists or not applied or title is None:
+            snap.rows = [(int(mid.split(b"-")[0]), f[b"e"]) for mid, f in rows]
+        else:  # an ended game: its feed is derived from its events (cached by services.runtime.feeds)
+            snap.rows = await feeds.read(self.r, k, game_id, seat, snap.after, None)
+        snap.view = view = ended.view_json(view)
+        if view is not None:
+            from services.gateway.service import view_version
+
+            snap.w = view_version(view)
+            latest = int(last[0][0].split(b"-")[0]) if last else None
+            # the view lags the accepted commands (or the game's streams are packed): the exact check
+            snap.settled = snap.w == latest or bool(
+                await ended.command_rows(self.r, k, game_id, f"{snap.w}-0", f"{snap.w}-0"))
 
     def __len__(self) -> int:
         """Sockets subscribed."""
@@ -98,6 +244,11 @@ class ChangeFeed:
                     sec, _usec = await self.r.time()
                     start = f"{max(int(sec) * 1000 - 5000, 0)}-0"
                     ids = {s: start for s in streams}
+                    self.epoch += 1  # a change before this position may be unseen: no snapshot of before is reused
+                    self.snaps.clear()
+                    self._readers.clear()
+                    self.snap_bytes = 0
+                    self._wake_all()
                 resp = await self.r.xread(ids, count=1000, block=BLOCK_MS)
                 delay = 0.05
             except Exception as exc:  # noqa: BLE001 - Redis away: retry, then wake every socket
@@ -112,5 +263,7 @@ class ChangeFeed:
                 for mid, fields in rows:
                     self.changes += 1
                     ids[name] = mid.decode() if isinstance(mid, bytes) else mid
-                    for w in self.subs.get(fields.get(b"g", b"").decode(errors="replace"), ()):
+                    gid = fields.get(b"g", b"").decode(errors="replace")
+                    self._changed(gid)  # before the wake: a woken socket never takes a snapshot of before
+                    for w in self.subs.get(gid, ()):
                         w.wake()

@@ -8,7 +8,10 @@
   over partition logs), read at scrape time;
 - ``questhall_projection_lag`` -- the same for the ``projector`` group: events appended but not
   yet in the read models;
-- ``questhall_gateway_sockets{kind}`` -- open WebSockets (``seat``, ``spectator``).
+- ``questhall_gateway_sockets{kind}`` -- open WebSockets (``seat``, ``spectator``);
+- ``questhall_gateway_socket_reads{source}`` -- what sockets sent since the process started was
+  read from: ``redis`` (one round trip each) or ``shared`` (another socket's read of the same
+  game and reader, no round trip; services/gateway/fanout.py), a running total set at scrape.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class Metrics:
         self.projection_lag = Gauge("questhall_projection_lag", "Events appended but not yet projected.",
                                     registry=self.registry)
         self.sockets = Gauge("questhall_gateway_sockets", "Open WebSockets.", ["kind"], registry=self.registry)
+        self.socket_reads = Gauge("questhall_gateway_socket_reads", "Socket catch-ups by source (redis, shared): a running total.",
+                                  ["source"], registry=self.registry)
 
     def command(self, title: str, outcome: str, seconds: float) -> None:
         """Count one command outcome and observe its latency (seconds)."""

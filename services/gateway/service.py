@@ -141,6 +141,9 @@ class GatewayService:
         """At most two audits run at once, in worker threads (never on the event loop)."""
         self.sockets = 0
         self.sockets_by_address: dict[str, int] = {}
+        self._counts: OrderedDict[str, tuple[tuple[int, int], int]] = OrderedDict()
+        """Per rate-limit prefix: ((window slot, its count), the previous slot's count) as last read
+        from Redis (at most 100,000 prefixes, oldest dropped)."""
         self.receipt_keys = [SigningKey(k) for k in config.receipt_keys]
         self.keys_reply = KeysReply(receipt_keys=[PublicKey(key_id=k.key_id, public_key=k.public_key) for k in self.receipt_keys])
         self._details: dict[str, bytes] = {}
@@ -272,45 +275,82 @@ class GatewayService:
         if not token or not hmac.compare_digest(token.encode(), self.config.admin_token.encode()):
             raise ApiError(401, "admin_token_invalid", "The admin token is missing or wrong.")
 
-    async def _windowed(self, prefix: str, window: int) -> tuple[float, int]:
+    def _refused_here(self, prefix: str, window: int, limit: int) -> int | None:
+        """``Retry-After`` seconds if this process already knows the request is over ``limit``
+        (no round trip), else None. What it knows is a lower bound: the counter of this window
+        only grows (other replicas add to it) and the previous window's count is fixed, so the
+        estimate of :meth:`_windowed` with this request counted is at least this one's."""
+        memo = self._counts.get(prefix)
+        if memo is None:
+            return None
+        now = time.time()
+        slot = int(now // window)
+        seen, prev = memo
+        if seen[0] != slot:
+            return None
+        inside = 1 - (now - slot * window) / window
+        if seen[1] + 1 + prev * inside > limit:
+            return max(1, int((slot + 1) * window - now) + 1)
+        return None
+
+    async def _windowed(self, prefix: str, window: int, also_get: str | None = None) -> tuple[float, int, Any]:
         """Count one request under ``prefix`` and return ``(requests in the last window s, s until
-        the count can drop)``: a sliding window estimated from two fixed ones (this window's
-        count plus the previous one's, weighted by how much of it is still inside the last
-        ``window`` s), so that a burst astride a window boundary is not counted twice over.
-        One round trip; the counters expire after two windows."""
+        the count can drop, GET of also_get)``: a sliding window estimated from two fixed ones
+        (this window's count plus the previous one's, weighted by how much of it is still inside
+        the last ``window`` s), so that a burst astride a window boundary is not counted twice
+        over. One round trip (with ``also_get`` read in it); the counters expire after two
+        windows. What it read is remembered for :meth:`_refused_here`."""
         now = time.time()
         slot = int(now // window)
         async with self.r.pipeline(transaction=False) as p:
             p.incr(f"{prefix}:{slot}")
             p.expire(f"{prefix}:{slot}", window * 2 + 1)
             p.get(f"{prefix}:{slot - 1}")
-            n, _, prev = await p.execute()
+            if also_get is not None:
+                p.get(also_get)
+            n, _, prev, *got = await p.execute()
+        self._counts[prefix] = ((slot, int(n)), int(prev or 0))
+        self._counts.move_to_end(prefix)
+        while len(self._counts) > 100_000:
+            self._counts.popitem(last=False)
         inside = 1 - (now - slot * window) / window
-        return n + int(prev or 0) * inside, max(1, int((slot + 1) * window - now) + 1)
+        return n + int(prev or 0) * inside, max(1, int((slot + 1) * window - now) + 1), (got[0] if got else None)
 
     async def admit(self, kind: str, who: str, limit: int, window: int = 60) -> None:
         """Count one ``kind`` request (``create``, ``join``, ``start``, ``audit``) of ``who`` (a client
         address or a token's seat); raises ApiError 429 ``rate_limited`` with ``Retry-After`` past
         ``limit`` in the last ``window`` s (sliding, see :meth:`_windowed`). Counted in Redis,
-        shared by every replica, in its own slot."""
-        n, retry = await self._windowed(f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}", window)
-        if n > limit:
-            raise ApiError(429, "rate_limited", f"At most {limit} {kind} requests per {window} s; retry in {retry} s.",
-                           headers={"Retry-After": str(retry)})
+        shared by every replica, in its own slot; a request this process already knows to be over
+        the limit is refused without a round trip (:meth:`_refused_here`)."""
+        prefix = f"{self.settings.namespace}:{{{self.settings.namespace}:admit}}:{kind}:{who}"
+        retry = self._refused_here(prefix, window, limit)
+        if retry is None:
+            n, retry, _ = await self._windowed(prefix, window)
+            if n <= limit:
+                return
+        raise ApiError(429, "rate_limited", f"At most {limit} {kind} requests per {window} s; retry in {retry} s.",
+                       headers={"Retry-After": str(retry)})
 
-    async def rate_check(self, game_id: str, seat: int) -> None:
+    def _rate_prefix(self, game_id: str, seat: int) -> str:
+        return f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}"  # not a read model
+
+    async def rate_check(self, game_id: str, seat: int, also_get: str | None = None) -> Any:
         """Count one command of ``seat``; raises ApiError 429 ``rate_limited`` past the limit.
+        Returns the GET of ``also_get`` (read in the same round trip: the command's stored outcome).
 
         Sliding (see :meth:`_windowed`), counted in Redis (shared by every gateway replica), key
-        in the game's slot.
+        in the game's slot; a command this process already knows to be over the limit is refused
+        without a round trip.
         """
-        window = self.config.rate_window
-        prefix = f"{self.keys.tag(self.keys.partition(game_id))}:gw:rate:{game_id}:{seat}"  # not a read model
-        n, retry = await self._windowed(prefix, window)
-        if n > self.config.rate_per_seat:
-            raise ApiError(429, "rate_limited",
-                           f"At most {self.config.rate_per_seat} commands per {window} s per seat; retry in {retry} s.",
-                           headers={"Retry-After": str(retry)})
+        window, limit = self.config.rate_window, self.config.rate_per_seat
+        prefix = self._rate_prefix(game_id, seat)
+        retry = self._refused_here(prefix, window, limit)
+        if retry is None:
+            n, retry, got = await self._windowed(prefix, window, also_get)
+            if n <= limit:
+                return got
+        raise ApiError(429, "rate_limited", f"At most {limit} commands per {window} s per seat; retry in {retry} s.",
+                       headers={"Retry-After": str(retry)})
 
     def receipt(self, game_id: str, version: int, head_hash: str) -> Receipt | None:
         """The signed head ``(version, head_hash)`` of a game (None without a head: refused before it was read)."""
@@ -342,8 +382,9 @@ class GatewayService:
 
     async def submit(self, title: str, game_id: str, body: Command, seat: int | None, *, client_id: str | None = None,
                      expected_version: int | None = None, player: str | None = None, join: bool = False,
-                     signature: str = "") -> Accepted:
-        """Submit and wait for the outcome; returns it if accepted.
+                     signature: str = "", rated: bool = False) -> Accepted:
+        """Submit and wait for the outcome; returns it if accepted. ``rated``: count it against the
+        seat's rate limit (429, see :meth:`rate_check`) in the round trip that reads its stored outcome.
 
         The command id on the bus is ``s<seat>:<client id>`` (``j<seat>:<SHA-256 of the client
         id>`` for a join, ``c:`` for seatless create), so two seats never share an id, and a
@@ -365,7 +406,9 @@ class GatewayService:
             raise ApiError(400, "invalid_request", "A signature is 128 hex digits.")
         env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
                               expected_version=expected_version, issued_at=int(time.time() * 1000), signature=signature)
-        out = decode_outcome(raw) if (raw := await self.r.get(self.keys.outcome(game_id, cid))) else None
+        okey = self.keys.outcome(game_id, cid)
+        raw = await self.rate_check(game_id, seat, okey) if rated and seat is not None else await self.r.get(okey)
+        out = decode_outcome(raw) if raw else None
         if out is None:
             if len(self.bus.inbox) >= self.config.max_in_flight:  # saturated: refuse fast rather than queue
                 self.metrics.command(title, "overloaded", time.perf_counter() - t0)
@@ -539,9 +582,8 @@ class GatewayService:
                       expected_version: int | None, signature: str | None = None) -> CommandAccepted:
         """Submit ``body`` as the token's seat (rate-limited). Raises ApiError (see :meth:`submit`)."""
         title = await self.title_of(claims.g)
-        await self.rate_check(claims.g, claims.s)
         out = await self.submit(title, claims.g, body, claims.s, client_id=client_id, expected_version=expected_version,
-                                player=claims.n, signature=signature or "")
+                                player=claims.n, signature=signature or "", rated=True)
         return self._accepted(out)
 
     async def head(self, game_id: str) -> Head:

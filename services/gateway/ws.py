@@ -33,16 +33,12 @@ from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
 from schemas.gateway import WsError, WsOutcome, WsPing
-from services.adapters import ended
 from services.gateway.fanout import Waker
-from services.gateway.service import ApiError, GatewayService, view_version
+from services.gateway.service import ApiError, GatewayService
 from services.gateway.wire import WS_CLIENT_MESSAGE
-from services.runtime import feeds
 
 log = structlog.get_logger("questhall.gateway.ws")
 
-PAGE = 200
-"""Feed entries read per XRANGE while catching up."""
 _ENC = msgspec.json.Encoder()
 CLOSE_FOR_STATUS = {400: 4400, 401: 4401, 403: 4403, 404: 4404}
 
@@ -77,9 +73,6 @@ class _Pusher:
             await self.send(b'{"type":"feed","version":%d,"entry":%s}' % (v, entry))
             self.cursor = v
 
-    async def _read(self, upto: int | None, limit: int | None) -> list[tuple[int, bytes]]:
-        return await feeds.read(self.gw.r, self.gw.keys, self.game_id, self.seat, self.cursor, limit, upto)
-
     async def run(self) -> None:
         """Push from ``since`` on; then again whenever the game's read models change (woken by
         the process's one :class:`~services.gateway.fanout.ChangeFeed` reader)."""
@@ -96,26 +89,21 @@ class _Pusher:
 
     async def catch_up(self) -> bool:
         """Send every feed entry after the cursor, then the view if it passed the last one sent at
-        a settled version. False if the socket was closed (the seat changed hands)."""
-        r = self.gw.r
+        a settled version. False if the socket was closed (the seat changed hands).
+
+        Reads through the process's shared snapshots (:meth:`ChangeFeed.snapshot`): one round
+        trip, shared by the sockets of the game and reader until the game changes."""
         if self.claims is not None and not await self.gw.still_held(self.claims):  # the seat changed hands
             await self.socket.close(4401, "token_revoked: the seat was left and taken by another player")
             return False
-        while True:
-            rows = await self._read(None, PAGE)
-            await self._send_entries(rows)
-            if len(rows) < PAGE:
-                break
-        raw = ended.view_json(await r.get(self.view_key))
-        if raw is None:
-            return True
-        w = view_version(raw)
-        if w > self.view_sent and await ended.command_rows(r, self.gw.keys, self.game_id, f"{w}-0", f"{w}-0"):
-            if w > self.cursor:
-                await self._send_entries(await self._read(w, None))
-            await self.send(b'{"type":"view","version":%d,"view":%s}' % (w, raw))
-            self.view_sent = w
-            self.cursor = max(self.cursor, w)
+        snap = await self.gw.changes.snapshot(self.game_id, self.seat, self.cursor)
+        rows = snap.rows
+        if snap.view is not None and snap.settled and snap.w > self.view_sent:
+            await self._send_entries([row for row in rows if row[0] <= snap.w])
+            await self.send(b'{"type":"view","version":%d,"view":%s}' % (snap.w, snap.view))
+            self.view_sent = snap.w
+            self.cursor = max(self.cursor, snap.w)
+        await self._send_entries(rows)
         return True
 
 
