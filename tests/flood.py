@@ -4,8 +4,10 @@ refused commands, while one honest client keeps playing; bounded, seeded.
     python -m tests.flood [--sockets 5000 --creates 3000 --refused 3000]   (make flood)
 
 Measures: the honest client's request latencies during the flood (p50/p99, seconds), Redis
-memory before and after (``used_memory``, bytes), what the flood got (sockets held or closed
-4429, creates accepted or 429, commands refused), and that no log line holds a traceback.
+memory before and after (``used_memory``, bytes), what the flood got (sockets still open at the
+end, refused at the handshake or closed after it by close code, creates accepted or 429,
+commands refused), the machine's load average before and after, and that no log line holds a
+traceback.
 Writes ``bench/results/flood.json``. ``tests/test_flood.py`` runs a small slice in ``make test``.
 Bounded: every count is an argument; sockets are closed and the namespace deleted at the end.
 """
@@ -134,12 +136,22 @@ def _honest_main(base: str, watched: str, target: str, workdir: str) -> None:
     anyio.run(run)
 
 
-async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: int = 1) -> dict[str, Any]:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: int = 1,
+                split: bool = True) -> dict[str, Any]:
     """Run the flood; returns the figures (see the module docstring).
 
-    The gateway with every service runs as ``questhall serve`` (a process of its own, as
-    deployed), the honest client in another process, the flood from this one: each side's CPU
-    is its own, and the honest client's latencies are what the gateway answers under the flood.
+    ``split`` (as deployed, deploy/README.md): the gateway runs as ``questhall gateway``, a process
+    of its own, and every worker, the projector, the clock and the bots as ``questhall serve
+    --no-gateway`` in another; else all of them in one ``questhall serve`` process (``make serve``:
+    the flood's creates and commands are decided and projected on the gateway's event loop).
+    The honest client runs in another process, the flood from this one: each side's CPU is its
+    own, and the honest client's latencies are what the gateway answers under the flood.
     """
     import subprocess
     import tempfile
@@ -158,14 +170,30 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
     log_path = work / "gateway.log"
     r = connect(redis_url)
     mem0 = int((await r.info("memory"))["used_memory"])
-    out: dict[str, Any] = {"sockets": sockets, "creates": creates, "refused": refused, "seed": seed}
+    out: dict[str, Any] = {"sockets": sockets, "creates": creates, "refused": refused, "seed": seed,
+                           "processes": "gateway alone, services in another" if split else "one questhall serve",
+                           "load_average_before": round(os.getloadavg()[0], 2)}
+    procs: list[Any] = []
     with open(log_path, "wb") as log_file:
-        gateway = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)], env=env,
-                                   stdout=log_file, stderr=subprocess.STDOUT, cwd=RESULTS.parents[2])
+        cli = [sys.executable, "-m", "services.cli"]
+        if split:
+            procs.append(subprocess.Popen([*cli, "serve", "--no-gateway"], env=env, stdout=log_file,
+                                          stderr=subprocess.STDOUT, cwd=RESULTS.parents[2]))
+            gateway = subprocess.Popen([*cli, "gateway", "--port", str(port)], env=env,
+                                       stdout=log_file, stderr=subprocess.STDOUT, cwd=RESULTS.parents[2])
+        else:
+            gateway = subprocess.Popen([*cli, "serve", "--port", str(port)], env=env,
+                                       stdout=log_file, stderr=subprocess.STDOUT, cwd=RESULTS.parents[2])
+        procs.append(gateway)
     honest_proc = None
     try:
         base = f"http://127.0.0.1:{port}"
         await _until_up(base, gateway)
+        with anyio.fail_after(120):  # the services' process too (its workers and projector have started)
+            while split and b"projector_started" not in log_path.read_bytes():
+                if procs[0].poll() is not None:
+                    raise RuntimeError(f"questhall serve --no-gateway exited with {procs[0].returncode}")
+                await anyio.sleep(0.1)
         async with Gateway(base, timeout=60) as gw, httpx.AsyncClient(base_url=base, timeout=60) as http:
             watched = await gw.create("questeros", 2)
             target = await gw.create("questeros", 3)
@@ -187,11 +215,15 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
                         raise RuntimeError(f"the honest client exited with {honest_proc.returncode}")
                     await anyio.sleep(0.05)
             t0 = time.perf_counter()
+            cpu0 = {p.pid: _cpu_seconds(p.pid) for p in procs}
             async with anyio.create_task_group() as fl:
                 fl.start_soon(_spectators, f"{gw.ws_url}/v1/games/{watched.game_id}/ws", sockets, held, closed)
                 fl.start_soon(_creates, http, creates, created)
                 fl.start_soon(_refused, idle, refused, refusals)
             out["flood_seconds"] = round(time.perf_counter() - t0, 2)
+            out["gateway_cpu_s"] = round(_cpu_seconds(gateway.pid) - cpu0[gateway.pid], 2)
+            if split:
+                out["services_cpu_s"] = round(_cpu_seconds(procs[0].pid) - cpu0[procs[0].pid], 2)
             await anyio.sleep(0.5)  # the gateway answers others while the sockets are held
             (work / "stop").touch()
             with anyio.fail_after(120):
@@ -203,8 +235,15 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
             out["honest_errors"] = honest["errors"]
             out["honest_p50_s"] = round(lat[len(lat) // 2], 4) if lat else None
             out["honest_p99_s"] = round(lat[min(len(lat) - 1, int(len(lat) * 0.99))], 4) if lat else None
-            out["sockets_held"] = len(held)
+            # held = still open now (a socket the gateway closed after its handshake, e.g. 1013, is not held)
+            out["sockets_held"] = sum(1 for s in held if s.state.name == "OPEN")
             out["sockets_refused"] = len(closed)
+            dropped: dict[str, int] = {}
+            for s in held:
+                if s.state.name != "OPEN":
+                    code = str(s.close_code) if s.close_code is not None else s.state.name
+                    dropped[code] = dropped.get(code, 0) + 1
+            out["sockets_closed_after_open"] = dict(sorted(dropped.items()))
             out["creates_by_status"] = {str(k): v for k, v in sorted(created.items(), key=lambda kv: str(kv[0]))}
             out["refused_by_code"] = dict(sorted(refusals.items()))
             mem1 = int((await r.info("memory"))["used_memory"])
@@ -217,7 +256,7 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
             view = await b.view()
             out["honest_game_version"] = view["version"]
     finally:
-        for proc in (honest_proc, gateway):
+        for proc in (honest_proc, *procs):
             if proc is not None and proc.poll() is None:
                 proc.terminate()
                 try:
@@ -225,6 +264,8 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait(timeout=10)
+    out["load_average_after"] = round(os.getloadavg()[0], 2)
+    out["cpu_cores"] = os.cpu_count()
     logs = log_path.read_text(errors="replace")
     out["log_tracebacks"] = logs.count("Traceback")
     out["log_internal_errors"] = logs.count("internal_error")
@@ -241,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--creates", type=int, default=3000)
     ap.add_argument("--refused", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--one-process", action="store_true",
+                    help="the gateway and every service in one questhall serve (default: the gateway alone, as deployed)")
     args = ap.parse_args(argv)
     url = os.environ.get("REDIS_URL")
     server = None
@@ -253,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         server.start()
         url = server.url
     try:
-        out = anyio.run(flood, url, args.sockets, args.creates, args.refused, args.seed)
+        out = anyio.run(flood, url, args.sockets, args.creates, args.refused, args.seed, not args.one_process)
     finally:
         if server is not None:
             server.stop()
