@@ -14,6 +14,7 @@ from services.adapters.redis_store import connect
 from services.frontends.chat.session import ChatConfig
 from services.frontends.irc import IrcConfig, serve_irc
 from tests.chat.ircd import IrcUser, ngircd_running
+from tests.chat.steps import said_versions, shown_versions
 
 pytestmark = pytest.mark.anyio
 
@@ -157,9 +158,7 @@ async def test_a_restart_mid_game_loses_and_repeats_nothing(gateway, ircd) -> No
     game_id = next(x.split("(game ")[1].split(")")[0] for x in room if "(game " in x)
     async with Gateway(gateway.url) as gw:
         feed = await gw.spectator_feed(game_id, limit=1000)
-    steps = [x for x in room if not any(k in x for k in ("your turn in", "you have seat", "Join with"))]
-    said = [int(w[1:]) for x in steps for w in x.split() if w[:1] == "v" and w[1:].isdigit()]
-    assert said == [e["version"] for e in feed]  # each once, in order, none lost
+    assert said_versions(room) == shown_versions("questeros", feed)  # each once, in order, none lost
     private = [x for _, s, t, x in alice.messages() if bot_nick(s) and t == nick]
     hands = [x for x in private if "your hand:" in x]
     assert len(hands) == sum(1 for e in feed if e["body"]["type"] == "questeros.hands_dealt") == 7

@@ -18,6 +18,7 @@ from services.adapters.redis_store import connect
 from services.frontends.chat.session import ChatConfig
 from services.frontends.matrix import MatrixSettings, serve_matrix
 from services.sdk import Gateway
+from tests.chat.steps import said_versions, shown_versions
 from tests.matrix.conftest import Player, Seen
 
 GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take); Questeros is the
@@ -197,9 +198,7 @@ def test_a_restart_of_the_matrix_chat_service_mid_game_loses_and_repeats_nothing
         game_id = next(x.split("(game ")[1].split(")")[0] for x in public if "(game " in x)
         async with Gateway(gateway.url) as gw:
             feed = await gw.spectator_feed(game_id, limit=1000)
-        steps = [x for x in public if not any(k in x for k in ("your turn in", "you have seat", "Join with"))]
-        said = [int(w[1:]) for x in steps for w in x.split() if w[:1] == "v" and w[1:].isdigit()]
-        assert said == [e["version"] for e in feed]
+        assert said_versions(public) == shown_versions("questeros", feed)
         private = [s.body for s in alice.seen if s.sender == bot and s.room != room and s.body]
         hands = [x for x in private if "your hand:" in x]
         assert len(hands) == sum(1 for e in feed if e["body"]["type"] == "questeros.hands_dealt") == 7

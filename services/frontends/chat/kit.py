@@ -2,7 +2,13 @@
 
 Shared words: ``help`` (the title's grammar), ``moves`` (the seat's legal commands, as text),
 ``hint`` (a bot's suggestion), ``view``, ``start``, ``leave`` (lobby only), ``abandon``,
-``quit``. They parse to an :class:`Action`; everything else is the title's grammar.
+``quit``. They parse to an :class:`Action`; ``abandon``, ``agree``, ``undo``, ``undo yes`` and
+``undo no`` to the lifecycle's commands; everything else is the title's grammar.
+
+Feed lines: :func:`render_event` gives one line per event; :func:`room_lines` the lines of one
+step (the entries of one command) that a room shows, without the lifecycle's bookkeeping
+(:data:`HIDDEN`: ``clock_updated``, ``undo_point``; and the ``seat_botted`` of a seat joined as
+a bot in the same step, which its ``seat_joined`` line already says).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 import msgspec
 
 from schemas.base import Command
-from schemas.envelope import AbandonGame, AgreeToAbandon
+from schemas.envelope import AbandonGame, AgreeToAbandon, AnswerUndo, RequestUndo
 from services.frontends.chat import (
     eros_quest,
     fate_deck,
@@ -31,10 +37,16 @@ GRAMMARS: dict[str, Any] = {"questeros": questeros, "orion_duel": orion_duel, "q
                             "orange_quest": orange_quest}
 ACTIONS = ("help", "moves", "hint", "view", "start", "quit", "leave_lobby")
 COMMON_HELP = ("Also: help, moves (your legal moves), hint (the best bot's suggestion), view (or board), start, "
-               "abandon (in a running game: you forfeit), agree (end with no result once every seat agrees), quit.")
+               "abandon (in a running game: you forfeit), agree (end with no result once every seat agrees), "
+               "undo (take back your last move, where the game allows it), undo yes | undo no (answer a request), quit.")
+HIDDEN = frozenset({"clock_updated", "undo_point"})
+"""Lifecycle events no room or player is shown: the clocks' bookkeeping (the deadlines are in
+"your turn" and the warnings) and the undo marker every command of an undo game starts with."""
+TIMEOUT_ACTIONS = {"default_move": "the default move is played", "forfeit": "the seat forfeits",
+                   "bot": "a bot plays the seat"}
 
-__all__ = ["Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "parse", "render_event",
-           "render_view"]
+__all__ = ["HIDDEN", "Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "parse",
+           "render_event", "render_view", "room_lines"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,15 @@ def parse(title: str, text: str, view: dict | None = None, seat: int | None = No
         return AbandonGame(reason=" ".join(words[1:])[:200])
     if head == "agree" and len(words) == 1:
         return AgreeToAbandon()
+    if head == "undo" and len(words) <= 2:
+        answer = words[1] if len(words) == 2 else None
+        if answer is None:
+            return RequestUndo()
+        if answer in ("yes", "accept", "ok"):
+            return AnswerUndo(accept=True)
+        if answer in ("no", "refuse"):
+            return AnswerUndo(accept=False)
+        raise ChatError("Write `undo` (take back your last move), `undo yes` or `undo no` (answer a request).")
     inner = (view or {}).get("view") if view else None
     return _grammar(title).parse(words, inner, seat)
 
@@ -77,6 +98,10 @@ def format_command(title: str, cmd: Command) -> str:
         return "abandon"
     if isinstance(cmd, AgreeToAbandon):
         return "agree"
+    if isinstance(cmd, RequestUndo):
+        return "undo"
+    if isinstance(cmd, AnswerUndo):
+        return "undo yes" if cmd.accept else "undo no"
     return _grammar(title).format(cmd)
 
 
@@ -158,7 +183,37 @@ def render_event(title: str, entry: dict, names: list[str] | None = None) -> str
         "abandon_agreed": lambda: f"{who(b['seat'])} agrees to end the game with no result",
         "game_finished": lambda: f"game over: {b['result'].get('summary', '')}",
         "seed_revealed": lambda: "seed revealed (audit it with questhall audit)",
+        "timed_out": lambda: (f"{who(b['seat'])} timed out ({_clause(b['reason'])}): "
+                              + TIMEOUT_ACTIONS.get(b["action"], b["action"])),
+        "seat_absent": lambda: (f"{who(b['seat'])} is marked absent after {b['timeouts']} timeouts in a row: "
+                                "their turns time out at once until they move again"),
+        "seat_botted": lambda: f"{who(b['seat'])}'s seat is played by the {b['bot']} bot from now on ({_clause(b['reason'])})",
+        "undo_requested": lambda: f"{who(b['seat'])} asks to take back their last move: answer with undo yes or undo no",
+        "undo_accepted": lambda: f"{who(b['seat'])} accepts the undo",
+        "undo_refused": lambda: f"{who(b['seat'])} refuses the undo: the move stands",
+        "undone": lambda: f"{who(b['seat'])}'s last move is taken back (the game is as it was at version {b['version']})",
     }
     if t in life:
         return f"v{entry['version']} {life[t]()}"
     return f"v{entry['version']} " + _grammar(title).render_event(b, who)
+
+
+def _clause(sentence: str) -> str:
+    """A sentence of an event's ``reason`` as a clause: first letter lower case, no final period."""
+    s = sentence.strip().rstrip(".")
+    return s[:1].lower() + s[1:]
+
+
+def room_lines(title: str, entries: list[dict], names: list[str] | None = None) -> dict[int, str]:
+    """The lines of one feed step (JSON entries of one command, as one reader's feed has them) by
+    version, without the events no one is shown: :data:`HIDDEN`, and a ``seat_botted`` of a seat
+    that joined in the same step (``bidder bot took seat 1`` says it). A pure function of the
+    entries (the chat core's restart safety rests on it)."""
+    joined = {e["body"].get("seat") for e in entries if e["body"].get("type") == "seat_joined"}
+    out: dict[int, str] = {}
+    for e in entries:
+        b = e["body"]
+        if b.get("type") in HIDDEN or (b.get("type") == "seat_botted" and b.get("seat") in joined):
+            continue
+        out[e["version"]] = render_event(title, e, names)
+    return out

@@ -570,7 +570,7 @@ class ChatCore:
 
     async def _deliver(self, live: _Live, done: int, part: int, entries: list[dict]) -> None:
         """Send one step of the feed (the entries of one command) and advance the cursor part by part."""
-        messages, waiting = await self._compose(live, done, entries)
+        messages, waiting, botted = await self._compose(live, done, entries)
         end = entries[-1]["version"]
         i = 0
         for room, user, text in messages:
@@ -583,35 +583,45 @@ class ChatCore:
                         await self.store.set_cursor(live.rec.game_id, done, i + 1)
                 i += 1
         live.rec.waiting = waiting
-        await self.store.step_done(live.rec, end)
+        await self.store.step_done(live.rec, end, unseat=botted)
+        for s in botted:  # their tokens went with the step (one transaction)
+            live.rec.users.pop(str(s), None)
 
-    async def _compose(self, live: _Live, done: int, entries: list[dict]) -> tuple[list[tuple[str | None, str | None, str]], list[int]]:
-        """The messages of one feed step, in a fixed order: the room's lines, each chat seat's
-        private lines (what its feed shows that the spectators' does not), then "your turn"; and
-        the seats the game waits for after it (stored once the step is delivered)."""
+    async def _compose(self, live: _Live, done: int, entries: list[dict]) -> tuple[list[tuple[str | None, str | None, str]], list[int], list[int]]:
+        """The messages of one feed step, in a fixed order: the room's lines (none if the step
+        holds only hidden events, ``kit.HIDDEN``), each chat seat's private lines (what its feed
+        shows that the spectators' does not; to a seat a timeout handed to a bot, that it is gone),
+        then "your turn"; the seats the game waits for after it, and the chat seats handed to a
+        bot in it (both stored, and those seats' tokens deleted, once the step is delivered)."""
         rec, title = live.rec, live.rec.title
         g = f"g{rec.number}"
         names = list(live.names)
-        public: dict[int, str] = {}
         for e in entries:
             b = e["body"]
             if b.get("type") == "seat_joined" and isinstance(b.get("seat"), int):
                 while len(names) <= b["seat"]:
                     names.append(f"seat {len(names)}")
                 names[b["seat"]] = b.get("name") or names[b["seat"]]
-            public[e["version"]] = clean(kit.render_event(title, e, names), keep_newlines=False)
-        out: list[tuple[str | None, str | None, str]] = [(rec.room, None, f"{g} {title}: " + "\n".join(public.values()))]
+        public = {v: clean(line, keep_newlines=False) for v, line in kit.room_lines(title, entries, names).items()}
+        out: list[tuple[str | None, str | None, str]] = []
+        if public:
+            out.append((rec.room, None, f"{g} {title}: " + "\n".join(public.values())))
         end = entries[-1]["version"]
+        botted = {e["body"]["seat"]: e["body"].get("bot", "") for e in entries
+                  if e["body"].get("type") == "seat_botted" and str(e["body"].get("seat")) in rec.users}
         for s, user in sorted(rec.users.items(), key=lambda kv: int(kv[0])):
             token = await self.store.token(rec.game_id, int(s))
             if token is None:
                 continue
             client = self.gw.seat(rec.game_id, int(s), token, title)
             mine = [e for e in await client.feed(after=done, limit=1000) if e["version"] <= end]
-            lines = [line for e in mine
-                     if (line := clean(kit.render_event(title, e, names), keep_newlines=False)) != public.get(e["version"])]
+            lines = [line for v, raw in kit.room_lines(title, mine, names).items()
+                     if (line := clean(raw, keep_newlines=False)) != public.get(v)]
             if lines:
                 out.append((None, user, f"{g} (only you see this): " + "\n".join(lines)))
+            if int(s) in botted:
+                out.append((None, user, f"{g}: you ran out of time, and the {botted[int(s)]} bot plays your seat {s} "
+                                        f"from now on. Your seat in {g} is gone (your other games go on)."))
         view = live.view
         seats = {e["body"].get("seat") for e in entries} - {None}
         waiting_after = [w for w in rec.waiting if w not in seats]  # the view moved on: keep who did not act
@@ -619,7 +629,10 @@ class ChatCore:
             waiting = set(view.get("to_move", []))
             waiting_after = sorted(waiting)
             # told again while still waiting only if the step was not just other seats' moves
+            bots = view.get("bots") or []
             for s in sorted(s for s in waiting if s not in rec.waiting or s in seats or not seats):
+                if s in botted or (s < len(bots) and bots[s]):
+                    continue  # the server's bot plays it
                 user = rec.users.get(str(s))
                 token = await self.store.token(rec.game_id, s) if user else None
                 if user is None or token is None:
@@ -629,7 +642,7 @@ class ChatCore:
                 out.append((rec.room, None, f"{self.platform.mention(user)}: your turn in {g}{when}."))
                 env = await self.gw.seat(rec.game_id, s, token, title).view(min_version=end)
                 out.append((None, user, f"{g}: your turn{when}. " + clean(kit.render_view(title, env, s))))
-        return out, waiting_after
+        return out, waiting_after, sorted(botted)
 
     async def _warn_loop(self, live: _Live) -> None:
         """Warn each chat seat ``warn_before_ms`` before its deadline, once per deadline (the

@@ -6,7 +6,7 @@ work on Redis Cluster too). Keys, all bounded by the core's limits (docs/chat/ad
 | key | type | holds | bound |
 |---|---|---|---|
 | ``<tag>:games`` | hash | game id -> :class:`GameRecord` JSON (room, title, number, seats' users) | ``max_games`` unfinished games; a game is removed once its end was delivered |
-| ``<tag>:tokens`` | hash | ``<game>:<seat>`` -> the seat token | one per chat seat of a tracked game; removed with the seat (leave, revoked token, game end) |
+| ``<tag>:tokens`` | hash | ``<game>:<seat>`` -> the seat token | one per chat seat of a tracked game; removed with the seat (leave, revoked token, a timeout that hands the seat to a bot, game end) |
 | ``<tag>:cursor`` | hash | game id -> ``<version>:<part>`` delivered | one per tracked game |
 | ``<tag>:warned`` | hash | ``<game>:<seat>:<set_at>`` -> 1 (deadline warnings sent) | removed with the game; at most one per deadline of a chat seat |
 | ``<tag>:numbers`` | string | the last game number given (``g1``, ``g2``, ...) | one |
@@ -99,11 +99,17 @@ class ChatStore:
     async def set_cursor(self, game_id: str, version: int, part: int) -> None:
         await self.r.hset(self.k_cursor, game_id, f"{version}:{part}")
 
-    async def step_done(self, rec: GameRecord, version: int) -> None:
-        """A step was delivered whole: the cursor moves to ``version`` and ``rec.waiting`` is kept (one transaction)."""
+    async def step_done(self, rec: GameRecord, version: int, unseat: list[int] | tuple[int, ...] = ()) -> None:
+        """A step was delivered whole: the cursor moves to ``version``, ``rec.waiting`` is kept, and
+        the seats ``unseat`` (handed to a bot in the step) are forgotten with their tokens, in one
+        transaction (the caller then drops them from ``rec.users``)."""
+        gone = {str(s) for s in unseat}
+        kept = msgspec.structs.replace(rec, users={s: u for s, u in rec.users.items() if s not in gone}) if gone else rec
         async with self.r.pipeline(transaction=True) as p:
-            p.hset(self.k_games, rec.game_id, _ENC.encode(rec))
+            p.hset(self.k_games, rec.game_id, _ENC.encode(kept))
             p.hset(self.k_cursor, rec.game_id, f"{version}:0")
+            for s in sorted(gone):
+                p.hdel(self.k_tokens, f"{rec.game_id}:{s}")
             await p.execute()
 
     async def warned(self, key: str) -> bool:
