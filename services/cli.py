@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -117,6 +118,35 @@ def _log_redis_in_use() -> None:
     else:
         source = "REDIS_URL" if os.environ.get("REDIS_URL") else f"embedded server ({URL_FILE})"
         log.info("redis_in_use", url=_redacted(url), source=source)
+
+
+def _run_on_redis(body: Callable[[Any], Awaitable[Any]], *, url: str | None = None, service: bool = False,
+                  refused: tuple[type[Exception], ...] = (), **connect_kw: Any) -> None:
+    """Run ``await body(r)`` on a client of the Redis at ``url`` (default :func:`_url`), closed
+    after whatever happens, and exit 0; an exception in ``refused`` is its message on stderr and
+    exit 2. ``service``: a long-lived service, stopped by SIGTERM/SIGINT (:func:`_run_until_stopped`).
+    ``connect_kw`` go to ``connect`` (pool size, client name)."""
+    from services.adapters.redis_store import connect
+
+    url = url or _url()
+    failed: list[str] = []
+
+    async def main() -> None:
+        r = connect(url, **connect_kw)
+        try:
+            await body(r)
+        except refused as exc:
+            failed.append(str(exc))
+        finally:
+            await r.aclose()
+
+    if service:
+        _run_until_stopped(main)
+    else:
+        anyio.run(main)
+    if failed:
+        err.print(failed[0])
+        raise typer.Exit(2)
 
 
 def _run_until_stopped(main: Any) -> None:
@@ -302,7 +332,6 @@ def chat_irc() -> None:
     """Run the IRC chat bot (configuration in QUESTHALL_IRC_*, QUESTHALL_CHAT_*, QUESTHALL_GATEWAY_URL,
     REDIS_URL for its store; docs/chat/irc.md) until SIGTERM/SIGINT."""
     logs.configure()
-    from services.adapters.redis_store import connect
     from services.frontends.chat.session import ChatConfig
     from services.frontends.irc import IrcConfig, serve_irc
 
@@ -314,17 +343,9 @@ def chat_irc() -> None:
     if not cfg.channels:
         err.print("QUESTHALL_IRC_CHANNELS names no channel (e.g. QUESTHALL_IRC_CHANNELS='#games').")
         raise typer.Exit(2)
-    url = _url()
     namespace = os.environ.get("QUESTHALL_NAMESPACE", "qh")
-
-    async def main() -> None:
-        r = connect(url, max_connections=16, client_name="chat-irc")
-        try:
-            await serve_irc(cfg, r, namespace=namespace, chat=chat)
-        finally:
-            await r.aclose()
-
-    _run_until_stopped(main)
+    _run_on_redis(lambda r: serve_irc(cfg, r, namespace=namespace, chat=chat), service=True,
+                  max_connections=16, client_name="chat-irc")
 
 
 @chat_app.command("matrix")
@@ -332,7 +353,6 @@ def chat_matrix() -> None:
     """Run the Matrix chat bot (configuration in QUESTHALL_MATRIX_*, QUESTHALL_CHAT_*, QUESTHALL_GATEWAY_URL,
     REDIS_URL for its store; docs/chat/matrix.md) until SIGTERM/SIGINT. Unencrypted rooms only."""
     logs.configure()
-    from services.adapters.redis_store import connect
     from services.frontends.chat.session import ChatConfig
     from services.frontends.matrix import MatrixLoginError, MatrixSettings, serve_matrix
 
@@ -341,23 +361,9 @@ def chat_matrix() -> None:
     except ValueError as exc:
         err.print(str(exc))
         raise typer.Exit(2) from None
-    url = _url()
     namespace = os.environ.get("QUESTHALL_NAMESPACE", "qh")
-    refused: list[str] = []
-
-    async def main() -> None:
-        r = connect(url, max_connections=16, client_name="chat-matrix")
-        try:
-            await serve_matrix(cfg, r, namespace=namespace, chat=chat)
-        except MatrixLoginError as exc:
-            refused.append(str(exc))
-        finally:
-            await r.aclose()
-
-    _run_until_stopped(main)
-    if refused:
-        err.print(refused[0])
-        raise typer.Exit(2)
+    _run_on_redis(lambda r: serve_matrix(cfg, r, namespace=namespace, chat=chat), service=True,
+                  refused=(MatrixLoginError,), max_connections=16, client_name="chat-matrix")
 
 MAX_GAME_WEBHOOKS = 8
 
@@ -534,54 +540,36 @@ def archive_cmd(older_than_days: Annotated[float, typer.Option("--older-than-day
     """Archive finished/abandoned games into one compact bundle each; their streams and read models
     are deleted (``questhall restore GAME_ID`` brings one back byte for byte). Run it from cron."""
     logs.configure()
-    from services.adapters.redis_store import connect
     from services.audit.archive import NotArchivable, archive, archive_older
     from services.audit.store import GameNotFound
 
     url = _url()
 
-    async def main() -> int:
-        r = connect(url)
-        try:
-            if game is not None:
-                size = await archive(r, _settings(url), game)
-                console.print(f"Archived {game} ({size} bytes).")
-                return 0
-            done = await archive_older(r, _settings(url), older_than_days)
-            console.print(f"Archived {len(done)} games.")
-            return 0
-        except (GameNotFound, NotArchivable) as exc:
-            err.print(str(exc))
-            return 2
-        finally:
-            await r.aclose()
+    async def main(r: Any) -> None:
+        if game is not None:
+            size = await archive(r, _settings(url), game)
+            console.print(f"Archived {game} ({size} bytes).")
+            return
+        done = await archive_older(r, _settings(url), older_than_days)
+        console.print(f"Archived {len(done)} games.")
 
-    raise typer.Exit(anyio.run(main))
+    _run_on_redis(main, url=url, refused=(GameNotFound, NotArchivable))
 
 
 @app.command("restore")
 def restore_cmd(game_id: Annotated[str, typer.Argument(help="The archived game.")]) -> None:
     """Bring an archived game back: its streams, metadata and read models, as they were."""
     logs.configure()
-    from services.adapters.redis_store import connect
     from services.audit.archive import restore
     from services.audit.store import GameNotFound
 
     url = _url()
 
-    async def main() -> int:
-        r = connect(url)
-        try:
-            v = await restore(r, _settings(url), game_id)
-            console.print(f"Restored {game_id} at version {v}.")
-            return 0
-        except (GameNotFound, FileExistsError) as exc:
-            err.print(str(exc))
-            return 2
-        finally:
-            await r.aclose()
+    async def main(r: Any) -> None:
+        v = await restore(r, _settings(url), game_id)
+        console.print(f"Restored {game_id} at version {v}.")
 
-    raise typer.Exit(anyio.run(main))
+    _run_on_redis(main, url=url, refused=(GameNotFound, FileExistsError))
 
 
 @app.command("rebuild")
