@@ -16,6 +16,7 @@ environment (:meth:`IrcConfig.from_env`, docs/chat/irc.md):
 | ``QUESTHALL_IRC_SASL_USERNAME`` / ``_PASSWORD`` | unset | SASL PLAIN login to the network's services account |
 | ``QUESTHALL_IRC_RATE`` / ``_BURST`` | 1 / 4 | messages per second per channel or user, and the burst |
 | ``QUESTHALL_IRC_MAX_TEXT`` | 350 | bytes of text per PRIVMSG (a line is 512 bytes with the prefix) |
+| ``QUESTHALL_IRC_MAX_PENDING_PER_USER`` | 10 | lines of one nick handled or waiting at once (more are dropped, the nick told once) |
 | ``QUESTHALL_GATEWAY_URL`` | ``http://127.0.0.1:8000`` | the gateway the core plays through |
 
 Users are told apart by their nick (case-folded as the server does). IRC has no private
@@ -40,7 +41,15 @@ from services.frontends.chat.session import ChatConfig, ChatCore, Incoming
 log = logging.getLogger("questhall.chat.irc")
 
 MAX_PENDING = 200
-"""Incoming lines being handled at once; more are dropped (each holds a task)."""
+"""Incoming lines being handled or waiting at once, every nick together; more are dropped (each
+holds a task)."""
+MAX_PENDING_PER_USER = 10
+"""Incoming lines of one nick being handled or waiting at once (``QUESTHALL_IRC_MAX_PENDING_PER_USER``);
+more are dropped and the nick is told once (:data:`FLOOD_REPLY`), so one nick cannot fill
+:data:`MAX_PENDING` and starve the others."""
+FLOOD_REPLY = ("you are sending lines faster than I can answer them: I dropped some. At most {cap} of your "
+               "lines wait at once; say them again once I have answered.")
+"""The private reply to a nick over its cap, once per flood (again after its lines were all answered)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,7 @@ class IrcConfig:
     burst: int = 4
     max_text: int = 350
     gateway_url: str = "http://127.0.0.1:8000"
+    max_pending_per_user: int = MAX_PENDING_PER_USER
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IrcConfig:
@@ -87,7 +97,8 @@ class IrcConfig:
                    sasl_password=e.get("QUESTHALL_IRC_SASL_PASSWORD") or None,
                    rate=num("QUESTHALL_IRC_RATE", 1.0, float), burst=num("QUESTHALL_IRC_BURST", 4),
                    max_text=num("QUESTHALL_IRC_MAX_TEXT", 350),
-                   gateway_url=e.get("QUESTHALL_GATEWAY_URL", "http://127.0.0.1:8000"))
+                   gateway_url=e.get("QUESTHALL_GATEWAY_URL", "http://127.0.0.1:8000"),
+                   max_pending_per_user=max(1, num("QUESTHALL_IRC_MAX_PENDING_PER_USER", MAX_PENDING_PER_USER)))
 
 
 class _Client(pydle.Client):
@@ -142,6 +153,10 @@ class IrcPlatform:
         self.core: ChatCore | None = None
         self.connected = anyio.Event()
         self._pending = 0
+        self._per_user: dict[str, int] = {}
+        """Lines of each nick being handled or waiting (a nick with none is absent: at most MAX_PENDING keys)."""
+        self._told: set[str] = set()
+        """Nicks told of their flood since their lines were last all answered (at most MAX_PENDING)."""
         self._locks: dict[str, asyncio.Lock] = {}
         kw: dict[str, Any] = {"nickname": config.nick, "fallback_nicknames": [config.nick + "_", config.nick + "__"]}
         if config.sasl_username:
@@ -164,11 +179,31 @@ class IrcPlatform:
         await self.client.message(target, text)
 
     def received(self, room: str | None, user: str, nick: str, text: str) -> None:
-        """A PRIVMSG arrived: hand it to the core, in order per user, at most ``MAX_PENDING`` at once."""
+        """A PRIVMSG arrived: hand it to the core, in order per user, at most ``MAX_PENDING`` lines
+        at once and ``max_pending_per_user`` of one nick (beyond it the line is dropped and the nick
+        told once, privately: :data:`FLOOD_REPLY`)."""
         if self.core is None or self._pending >= MAX_PENDING:
             return
+        mine = self._per_user.get(user, 0)
+        loop = asyncio.get_running_loop()
+        if mine >= self.config.max_pending_per_user:
+            if user not in self._told:
+                self._told.add(user)
+                self._pending += 1
+                loop.create_task(self._tell_flood(user))
+            return
         self._pending += 1
-        asyncio.get_running_loop().create_task(self._handle(Incoming(room=room, user=user, text=text, name=nick)))
+        self._per_user[user] = mine + 1
+        loop.create_task(self._handle(Incoming(room=room, user=user, text=text, name=nick)))
+
+    async def _tell_flood(self, user: str) -> None:
+        try:
+            assert self.core is not None
+            await self.core.send(None, user, FLOOD_REPLY.format(cap=self.config.max_pending_per_user))
+        except Exception as exc:  # noqa: BLE001  (disconnected: the nick is told on its next flood)
+            log.warning("flood reply not sent (%s)", type(exc).__name__)
+        finally:
+            self._pending -= 1
 
     async def _handle(self, msg: Incoming) -> None:
         lock = self._locks.setdefault(msg.user, asyncio.Lock())
@@ -178,6 +213,12 @@ class IrcPlatform:
                 await self.core.handle(msg)
         finally:
             self._pending -= 1
+            left = self._per_user.get(msg.user, 1) - 1
+            if left > 0:
+                self._per_user[msg.user] = left
+            else:  # every line answered: the next flood is told again
+                self._per_user.pop(msg.user, None)
+                self._told.discard(msg.user)
             if not lock.locked() and not lock._waiters:  # bounded: drop idle locks
                 self._locks.pop(msg.user, None)
 

@@ -34,8 +34,8 @@ def ircd(tmp_path_factory) -> int:
 class ChatService:
     """The chat service (core + IRC adapter) in this event loop; ``stop()`` cancels it cleanly."""
 
-    def __init__(self, gateway, port: int, namespace: str) -> None:
-        self.config = IrcConfig(server="127.0.0.1", port=port, nick=BOT, channels=(CHANNEL,), rate=200, burst=50,
+    def __init__(self, gateway, port: int, namespace: str, *, rate: float = 200, burst: int = 50) -> None:
+        self.config = IrcConfig(server="127.0.0.1", port=port, nick=BOT, channels=(CHANNEL,), rate=rate, burst=burst,
                                 max_text=200, gateway_url=gateway.url)
         self.redis_url = gateway.settings.url
         self.namespace = namespace
@@ -195,6 +195,40 @@ async def test_two_players_each_get_only_their_own_hand(gateway, ircd) -> None:
         for other in others:  # none of my hands or views is among the messages the server sent them
             seen = {x for _, s, t, x in other.messages()}
             assert not seen & secret, (me.nick, other.nick)
+
+
+async def test_one_flooding_nick_is_capped_and_told_and_the_others_are_still_answered(gateway, ircd) -> None:
+    """A nick sends 250 lines at once (more than the 200 lines all nicks may have waiting): only
+    ``MAX_PENDING_PER_USER`` of them wait, the rest are dropped, it is told so once privately, and
+    another nick's line is answered (the bot answers 5 lines a second in the channel, so the
+    flood's answers would hold the whole queue for 40 s without the per-nick cap)."""
+    from services.frontends.irc import FLOOD_REPLY, MAX_PENDING, MAX_PENDING_PER_USER
+
+    ns = "c" + uuid.uuid4().hex[:8]
+    flood, other = IrcUser("f" + uuid.uuid4().hex[:6]), IrcUser("o" + uuid.uuid4().hex[:6])
+    n = 250
+    assert n > MAX_PENDING
+    async with anyio.create_task_group() as tg:
+        svc = ChatService(gateway, ircd, ns, rate=5, burst=1)
+        await svc.start(tg)
+        await flood.connect(ircd, CHANNEL)
+        await other.connect(ircd, CHANNEL)
+        assert flood._writer is not None
+        flood._writer.write(b"".join(f"PRIVMSG {CHANNEL} :!titles\r\n".encode() for _ in range(n)))
+        await flood._writer.drain()
+        await other.say(CHANNEL, "!games")
+        told = await flood.wait_message(lambda s, t, x: bot_nick(s) and t == flood.nick and "faster" in x)
+        await other.wait_message(lambda s, t, x: bot_nick(s) and x.startswith(f"{other.nick}: No games here"), timeout=20)
+        i = 0
+        for _ in range(MAX_PENDING_PER_USER):  # the lines that waited are answered (5 a second)
+            i = await other.wait_message(lambda s, t, x: bot_nick(s) and x.startswith(f"{flood.nick}: Titles:"), i) + 1
+        await svc.stop()
+        await flood.close()
+        await other.close()
+    assert flood.text_at(told) == FLOOD_REPLY.format(cap=MAX_PENDING_PER_USER)
+    assert sum(1 for _, s, t, x in flood.messages() if bot_nick(s) and t == flood.nick) == 1  # told once
+    answered = sum(1 for _, s, t, x in other.messages() if bot_nick(s) and x.startswith(f"{flood.nick}: Titles:"))
+    assert MAX_PENDING_PER_USER <= answered < n
 
 
 async def test_questhall_chat_irc_runs_from_the_environment_and_stops_on_sigterm(gateway, ircd) -> None:
