@@ -14,7 +14,7 @@ from services.adapters.redis_store import connect
 from services.frontends.chat.session import ChatConfig
 from services.frontends.irc import IrcConfig, serve_irc
 from tests.chat.ircd import IrcUser, ngircd_running
-from tests.chat.steps import said_versions, shown_versions
+from tests.chat.steps import assert_orange_quest_secrets_kept, said_versions, shown_versions
 
 pytestmark = pytest.mark.anyio
 
@@ -94,6 +94,7 @@ GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take)
     "orion_duel": ("orion_duel 2", 1),
     "quests_over_coffee": ("quests_over_coffee 1", 0),
     "reventure_orbtale": ("reventure_orbtale 2 chapter_limit=2", 1),
+    "orange_quest": ("orange_quest 2 days=4", 1),
 }
 
 
@@ -122,7 +123,11 @@ async def test_a_whole_game_of_every_title_over_irc(gateway, ircd, title: str) -
     assert any("your turn" in x for x in private)
     seen_by_spy = {x for _, s, t, x in spy.messages()}
     assert not seen_by_spy & {x for x in private if "hint:" not in x and "ok (v" not in x}
-    assert not any("only you see this" in x or "hand:" in x for x in seen_by_spy)
+    assert not any("only you see this" in x or "hand: " in x for x in seen_by_spy)
+    if title == "orange_quest":  # hands reach their owner only; nobody sees which cards became candy
+        seat = next(int(x.split("you have seat ")[1].split()[0]) for x in seen_by_spy if "you have seat" in x)
+        assert_orange_quest_secrets_kept([x for _, s, t, x in spy.messages() if bot_nick(s)], None)
+        assert_orange_quest_secrets_kept(private, seat)
 
 
 async def test_a_restart_mid_game_loses_and_repeats_nothing(gateway, ircd) -> None:

@@ -18,7 +18,7 @@ from services.adapters.redis_store import connect
 from services.frontends.chat.session import ChatConfig
 from services.frontends.matrix import MatrixSettings, serve_matrix
 from services.sdk import Gateway
-from tests.chat.steps import said_versions, shown_versions
+from tests.chat.steps import assert_orange_quest_secrets_kept, said_versions, shown_versions
 from tests.matrix.conftest import Player, Seen
 
 GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take); Questeros is the
@@ -29,6 +29,7 @@ GAMES = {  # title: (the `new` line's arguments, the seats the core's bots take)
     "orion_duel": ("orion_duel 2", 1),
     "quests_over_coffee": ("quests_over_coffee 1", 0),
     "reventure_orbtale": ("reventure_orbtale 2 chapter_limit=2", 1),
+    "orange_quest": ("orange_quest 2 days=4", 1),
 }
 
 
@@ -163,6 +164,11 @@ def test_a_whole_game_of_every_title_over_matrix(synapse, users, gateway, title:
         turns = [s for s in alice.seen if s.room == room and "your turn" in s.body]
         assert turns and all(s.content["m.mentions"] == {"user_ids": [alice.id]} for s in turns)
         assert_private(synapse, spy, alice, bot_user.user_id, room, [s.body for s in private if is_secret(s.body)])
+        if title == "orange_quest":  # hands reach their owner only; nobody sees which cards became candy
+            public = [s.body for s in spy.seen if s.sender == bot_user.user_id and s.room == room and s.body]
+            seat = next(int(x.split("you have seat ")[1].split()[0]) for x in public if "you have seat" in x)
+            assert_orange_quest_secrets_kept(public, None)
+            assert_orange_quest_secrets_kept([s.body for s in private], seat)
 
     asyncio.run(main())
 
