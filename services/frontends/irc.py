@@ -47,6 +47,8 @@ MAX_PENDING_PER_USER = 10
 """Incoming lines of one nick being handled or waiting at once (``QUESTHALL_IRC_MAX_PENDING_PER_USER``);
 more are dropped and the nick is told once (:data:`FLOOD_REPLY`), so one nick cannot fill
 :data:`MAX_PENDING` and starve the others."""
+JOIN_WAIT = 30.0
+"""Seconds a message waits for the bot to be registered and in its channels before it fails."""
 FLOOD_REPLY = ("you are sending lines faster than I can answer them: I dropped some. At most {cap} of your "
                "lines wait at once; say them again once I have answered.")
 """The private reply to a nick over its cap, once per flood (again after its lines were all answered)."""
@@ -174,8 +176,17 @@ class IrcPlatform:
         return user
 
     async def _message(self, target: str, text: str) -> None:
-        if not self.client.connected:
-            raise ConnectionError("not connected to the IRC server")
+        """Send once the bot is registered and in its channels (``connected``), waiting up to
+        :data:`JOIN_WAIT` seconds; raises ConnectionError after (the core retries a feed message).
+
+        The server drops a PRIVMSG sent before registration (451) or to a channel the bot has not
+        joined yet (404) without an error the sender sees: a restarted service that resumed its
+        games' feeds before the connection was up lost those messages."""
+        ready = self.connected
+        with anyio.move_on_after(JOIN_WAIT):
+            await ready.wait()
+        if not ready.is_set() or not self.client.connected:
+            raise ConnectionError("not connected to the IRC server (or not in its channels yet)")
         await self.client.message(target, text)
 
     def received(self, room: str | None, user: str, nick: str, text: str) -> None:
