@@ -3,6 +3,7 @@ client connections, hands only in private messages, a restart of the chat servic
 
 from __future__ import annotations
 
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -61,6 +62,14 @@ class ChatService:
         assert self.scope is not None
         self.scope.cancel()
         await self.done.wait()
+
+
+def dated(text: str) -> bool:
+    """Whether a message names a game version (``v12``): a line of one moment of one game. A
+    later part of a split message (``hand: s2``) may say what another player's does at another
+    time (cards are dealt again each round): the leak checks compare dated messages, and a
+    leaked secret leaks its dated first part too."""
+    return re.search(r"\bv\d+\b", text) is not None
 
 
 def bot_nick(sender: str) -> bool:
@@ -122,7 +131,8 @@ async def test_a_whole_game_of_every_title_over_irc(gateway, ircd, title: str) -
     private = [x for _, s, t, x in alice.messages() if s == BOT and t == nick]
     assert any("your turn" in x for x in private)
     seen_by_spy = {x for _, s, t, x in spy.messages()}
-    assert not seen_by_spy & {x for x in private if "hint:" not in x and "ok (v" not in x}
+    assert not seen_by_spy & {x for x in private if "hint:" not in x and "ok (v" not in x and dated(x)}, \
+        seen_by_spy & {x for x in private if dated(x)}
     assert not any("only you see this" in x or "hand: " in x for x in seen_by_spy)
     if title == "orange_quest":  # hands reach their owner only; nobody sees which cards became candy
         seat = next(int(x.split("you have seat ")[1].split()[0]) for x in seen_by_spy if "you have seat" in x)
@@ -252,10 +262,10 @@ async def test_two_players_each_get_only_their_own_hand(gateway, ircd) -> None:
     for me, others in ((ann, (bob, spy)), (bob, (ann, spy))):
         private = [x for _, s, t, x in me.messages() if bot_nick(s) and t == me.nick]
         assert sum("your hand:" in x for x in private) == 7
-        secret = {x for x in private if "only you see this" in x or "hand:" in x or "your turn." in x}
+        secret = {x for x in private if ("only you see this" in x or "hand:" in x or "your turn." in x) and dated(x)}
         for other in others:  # none of my hands or views is among the messages the server sent them
             seen = {x for _, s, t, x in other.messages()}
-            assert not seen & secret, (me.nick, other.nick)
+            assert not seen & secret, (me.nick, other.nick, seen & secret)
 
 
 async def test_one_flooding_nick_is_capped_and_told_and_the_others_are_still_answered(gateway, ircd) -> None:
