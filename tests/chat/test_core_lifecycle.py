@@ -49,12 +49,16 @@ async def test_a_timeout_that_hands_the_seat_to_a_bot_deletes_the_chat_token_and
         await core.handle(Incoming("#r", "ann", '!new questeros 2 clock="move" move_seconds=1 on_timeout="bot" absent_after=1'))
         await core.handle(Incoming("#r", "ann", "!bot"))
         gid = next(iter(core.live))
+        await rec.wait_for(lambda t, x: t == "@ann" and "your turn" in x)
+        token = await core.store.token(gid, 0)  # kept to end the game after (the gateway's stays valid)
         told = await rec.wait_for(lambda t, x: t == "@ann" and "you ran out of time" in x)
         await rec.wait_for(lambda t, x: t == "#r", told)  # the next step: the takeover's was stored whole
         assert not await r.hexists(core.store.k_tokens, f"{gid}:0")  # (never print a token)
         assert core.live[gid].rec.users == {}
         stored = {g.game_id: g for g in await core.store.games()}[gid]
         assert stored.users == {}
+        async with Gateway(gateway.url) as gw:  # two bots on a 1 s clock would play on for minutes
+            await gw.seat(gid, 0, token or "", "questeros").submit({"type": "abandon"})
         end = await rec.wait_for(lambda t, x: t == "#r" and "game over" in x, told)
         await core.drained()
     await r.aclose()
