@@ -18,6 +18,7 @@ Source: ../shared/DESIGN.md "Fairness and audit"; issue 7.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import struct
@@ -61,7 +62,15 @@ def seed_commitment(seed: bytes) -> str:
 
 
 def derive_key(seed: bytes, client_seeds: Sequence[str] = ()) -> bytes:
-    """The chance key of a game: HMAC-SHA256(seed, ``questhall/v1|`` + client seeds joined by ``|``)."""
+    """The chance key of a game: HMAC-SHA256(seed, ``questhall/v1|`` + client seeds joined by ``|``).
+
+    Memoized (the worker derives it for every command of a game; it changes only when a seat
+    joins or leaves)."""
+    return _derive_key(bytes(seed), tuple(client_seeds))
+
+
+@functools.lru_cache(maxsize=4096)
+def _derive_key(seed: bytes, client_seeds: tuple[str, ...]) -> bytes:
     material = b"questhall/v1|" + b"|".join(s.encode() for s in client_seeds)
     return hmac.new(seed, material, hashlib.sha256).digest()
 

@@ -450,7 +450,16 @@ def _after(title: Title, game: Game, events: list[Event], seed: bytes, actor: in
     return [clocks.event(new)] if new != g.clock else []
 
 
+_LIFECYCLE_BODIES = (GameCreated, SeatJoined, SeatLeft, GameStarted, ClockUpdated, SeatBotted, UndoPoint, UndoRequested,
+                     UndoAccepted, UndoRefused, Undone, TimedOut, SeatAbsent, GameAbandoned, AbandonAgreed, SeatForfeited,
+                     GameFinished, SeedRevealed)
+"""Every event type :func:`_evolve_body` handles before the title's ``evolve`` (one ``isinstance``
+with this tuple sends a title's event straight there)."""
+
+
 def _evolve_body(title: Title, game: Game, body: Event) -> Game:
+    if not isinstance(body, _LIFECYCLE_BODIES):  # a title's event (most of them): skip the lifecycle's checks
+        return _evolve_rules(title, game, body)
     rep = msgspec.structs.replace
     if isinstance(body, GameCreated):
         return rep(
@@ -518,11 +527,15 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
         return rep(game, status="finished", result=body.result)
     if isinstance(body, SeedRevealed):
         return rep(game, revealed_seed=body.seed)
+    return _evolve_rules(title, game, body)
+
+
+def _evolve_rules(title: Title, game: Game, body: Event) -> Game:
     if game.rules is None:  # a title event before start: keep evolve total, ignore it
         return game
     if isinstance(body, (ChoiceMade, ChoicesRevealed)):
-        game = rep(game, choices=secret.evolve_choices(game, body))
-    return rep(game, rules=title.evolve(game.rules, body), abandon_votes=())
+        game = msgspec.structs.replace(game, choices=secret.evolve_choices(game, body))
+    return msgspec.structs.replace(game, rules=title.evolve(game.rules, body), abandon_votes=())
 
 
 def evolve(title: Title, game: Game, envelope: EventEnvelope) -> Game:

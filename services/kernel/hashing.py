@@ -70,5 +70,9 @@ def request_hash(command: CommandEnvelope) -> str:
     Stored with the outcome: a later command under the same id with another hash is refused
     (``command_id_reused``) instead of being answered with the first outcome.
     """
-    data = msgspec.to_builtins(command)
+    return request_hash_of(msgspec.to_builtins(command))
+
+
+def request_hash_of(data: dict) -> str:
+    """:func:`request_hash` of a command envelope given as builtins."""
     return hashlib.sha256(canonical_builtins({k: data.get(k) for k in REQUEST_FIELDS})).hexdigest()

@@ -44,7 +44,7 @@ from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
 from services.kernel.errors import ChanceExhausted, Rejection
-from services.kernel.hashing import command_hash, request_hash
+from services.kernel.hashing import command_hash_of, request_hash, request_hash_of
 from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
 from services.kernel.text import escape
@@ -418,10 +418,11 @@ class Worker:
                                      game.version, "", checked=False)
         except Rejection as rej:
             return self._reject_step(job, rej.code, rej.message, game.version, game.last_hash)
-        envs = stamp(game, bodies, cmd.command_id, now_ms(), command_hash(cmd))
+        data = msgspec.to_builtins(cmd)  # both hashes from one conversion
+        envs = stamp(game, bodies, cmd.command_id, now_ms(), command_hash_of(data))
         after = lifecycle.fold(self.title, envs, game)
         out = Accepted(command_id=cmd.command_id, game_id=cmd.game_id, version=after.version, events=len(envs),
-                       head_hash=after.last_hash, request_hash=request_hash(cmd))
+                       head_hash=after.last_hash, request_hash=request_hash_of(data))
         keys, args = self.store.append_call(before=game, after=after, events=envs, outcome=out, stream=job.stream,
                                             group=self.group, msg_id=job.mid, seed=seed, command=cmd, inbox=job.inbox)
         return _Step(job=job, sha=self.store._append.sha, script=scripts.APPEND, keys=keys, args=args,
@@ -633,15 +634,23 @@ def _short(message: str) -> str:
     return message if len(message) <= 300 else message[:297] + "..."
 
 
+class _Ids(msgspec.Struct):
+    """The two ids of a command envelope (every other field skipped, not decoded)."""
+
+    game_id: Any = None
+    command_id: Any = None
+
+
+_IDS = msgspec.msgpack.Decoder(_Ids)
+
+
 def _readable_ids(raw: bytes) -> tuple[str, str] | None:
-    """``(game_id, command_id)`` of an envelope that failed validation, if both are well-formed."""
+    """``(game_id, command_id)`` of an envelope (valid or not), if both are well-formed."""
     try:
-        data = msgspec.msgpack.decode(raw)
+        ids = _IDS.decode(raw)
     except Exception:
         return None
-    if not isinstance(data, dict):
-        return None
-    gid, cid = data.get("game_id"), data.get("command_id")
+    gid, cid = ids.game_id, ids.command_id
     if isinstance(gid, str) and isinstance(cid, str) and GAME_ID.match(gid) and COMMAND_ID.match(cid):
         return gid, cid
     return None
