@@ -1,6 +1,6 @@
 """Where the CPU of one command goes: a profiled closed-loop run of the worker, projector and client.
 
-``python -m bench.profile [--games 200] [--seconds 8] [--top 12] [--uvloop]``: starts its own
+``python -m bench.profile [--games 200] [--seconds 8] [--top 12] [--asyncio]``: starts its own
 Redis (or uses ``REDIS_URL`` in a namespace of its own), a toy worker and the projector as
 separate processes under ``cProfile`` (``QUESTHALL_PROFILE``, written when they stop), plays
 ``--games`` toy games back to back in this process (the client, profiled as well), and prints
@@ -112,7 +112,7 @@ async def closed_loop(url: str, settings: Any, games: int, seconds: float, seed:
         await r.aclose()
 
 
-def stage_profile(url: str, workdir: Path, *, games: int, seconds: float, top: int, uvloop: bool = False,
+def stage_profile(url: str, workdir: Path, *, games: int, seconds: float, top: int, uvloop: bool = True,
                   out: Any = print) -> dict[str, Any]:
     """One unprofiled pass (CPU ms per command of each process from /proc) and one profiled pass
     (each process under cProfile): ``{"cpu_ms_per_command": {...}, "commands_per_s",
@@ -189,7 +189,7 @@ def stage_profile(url: str, workdir: Path, *, games: int, seconds: float, top: i
 def markdown(res: dict[str, Any]) -> str:
     """The profile as Markdown (latest.md's per-stage section)."""
     lines = [f"Closed loop, {res['games']} toy games back to back for {res['seconds']:g} s"
-             f"{' (uvloop)' if res.get('uvloop') else ''}: {res['commands_per_s']:,.0f} commands/s unprofiled; "
+             f"{' (uvloop)' if res.get('uvloop') else ' (asyncio)'}: {res['commands_per_s']:,.0f} commands/s unprofiled; "
              "CPU ms per command (/proc, unprofiled): "
              + ", ".join(f"{k} {v:.3f}" for k, v in res["cpu_ms_per_command"].items()) + ".", ""]
     if "worker_log_lines_cpu_share" in res:
@@ -219,7 +219,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=200)
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--top", type=int, default=12)
-    ap.add_argument("--uvloop", action="store_true")
+    ap.add_argument("--asyncio", action="store_true", help="run the services on asyncio's loop (default: uvloop, as deployed)")
     a = ap.parse_args()
     load.raise_open_files()
     os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
@@ -239,7 +239,7 @@ def main() -> None:
             server.start()
             url = server.url
         try:
-            res = stage_profile(url, Path(d), games=a.games, seconds=a.seconds, top=a.top, uvloop=a.uvloop,
+            res = stage_profile(url, Path(d), games=a.games, seconds=a.seconds, top=a.top, uvloop=not a.asyncio,
                                 out=lambda m: print(m, file=sys.stderr))
         finally:
             if server is not None:

@@ -149,7 +149,7 @@ def _run_on_redis(body: Callable[[Any], Awaitable[Any]], *, url: str | None = No
         raise typer.Exit(2)
 
 
-def _run_until_stopped(main: Any) -> None:
+def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
     """Run the async ``main`` of a long-lived service until it ends, or SIGTERM/SIGINT arrives.
 
     Either signal cancels ``main`` (its context managers shut down cleanly, an embedded server
@@ -174,7 +174,7 @@ def _run_until_stopped(main: Any) -> None:
 
     prof = _profiler()
     try:
-        anyio.run(until_signal, **_loop_options())
+        anyio.run(until_signal, **_loop_options(uvloop_default))
     except KeyboardInterrupt:
         pass
     finally:
@@ -183,10 +183,12 @@ def _run_until_stopped(main: Any) -> None:
             prof.dump_stats(os.environ["QUESTHALL_PROFILE"])
 
 
-def _loop_options() -> dict:
-    """``anyio.run`` options of a long-lived service: uvloop if ``QUESTHALL_UVLOOP=1`` and it
-    is installed (measured in ``make bench``: docs/operations.md)."""
-    if os.environ.get("QUESTHALL_UVLOOP", "0") != "1":
+def _loop_options(uvloop_default: bool = False) -> dict:
+    """``anyio.run`` options of a long-lived service: uvloop where it is installed if
+    ``QUESTHALL_UVLOOP=1``, or by default (``uvloop_default``: the worker and the services over
+    the partition logs, where it measurably helps: docs/architecture.md) unless
+    ``QUESTHALL_UVLOOP=0``."""
+    if os.environ.get("QUESTHALL_UVLOOP", "1" if uvloop_default else "0") != "1":
         return {}
     try:
         import uvloop  # noqa: F401
@@ -250,7 +252,7 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
             _health(w, "worker", [s.keys.commands(p, title) for p in w.partitions], w.group, url, health_port)
         await w.run()
 
-    _run_until_stopped(main)
+    _run_until_stopped(main, uvloop_default=True)
 
 
 @app.command()
@@ -703,7 +705,7 @@ def _run_log_service(kind: str, group: str, make: Any, partitions: str, health_p
             _health(svc, kind, [s.keys.log(p) for p in svc.partitions], group, url, health_port)
         await svc.run()
 
-    _run_until_stopped(main)
+    _run_until_stopped(main, uvloop_default=True)
 
 
 def _health(service, kind: str, streams: list[str], group: str, url: str, port: int) -> None:

@@ -32,6 +32,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from schemas.envelope import Accepted, CommandEnvelope, EventEnvelope, Outcome, Rejected
 from services.adapters import ended, scripts
 from services.adapters.keys import Keys
+from services.adapters.pipeline import send_all
 from services.kernel import game as lifecycle
 from services.kernel.registry import Codec, get_title
 
@@ -398,13 +399,8 @@ class CommandBus:
         while self._queue:
             batch, self._queue = self._queue[:SEND_BATCH], self._queue[SEND_BATCH:]
             try:
-                if len(batch) == 1:
-                    results: list[Any] = [await self.r.xadd(batch[0][0], batch[0][1])]
-                else:
-                    async with self.r.pipeline(transaction=False) as pipe:
-                        for stream, fields, _ in batch:
-                            pipe.xadd(stream, fields)
-                        results = await pipe.execute(raise_on_error=False)
+                results = await send_all(self.r, [("XADD", stream, "*", "c", fields["c"], "r", fields["r"])
+                                                  for stream, fields, _ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every sender of the batch
                 for _, _, fut in batch:
                     if not fut.done():

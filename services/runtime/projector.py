@@ -35,6 +35,7 @@ from schemas.envelope import (
 )
 from services.adapters import ended, scripts
 from services.adapters.keys import GAME_ID
+from services.adapters.pipeline import send_all
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
@@ -218,12 +219,12 @@ class Projector:
                     self._lobby_call(game, pipe)
                 await pipe.execute()
         if steps:
-            async with self.r.pipeline(transaction=False) as pipe:
-                for (log_stream, _), mids, _, (keys, args) in steps:
-                    pipe.execute_command("EVALSHA", self._project.sha, len(keys), *keys, *args)
-                    if len(mids) > 1:
-                        pipe.xack(log_stream, GROUP, *mids[:-1])
-                results = await pipe.execute(raise_on_error=False)
+            commands: list[tuple[Any, ...]] = []
+            for (log_stream, _), mids, _, (keys, args) in steps:
+                commands.append(("EVALSHA", self._project.sha, len(keys), *keys, *args))
+                if len(mids) > 1:
+                    commands.append(("XACK", log_stream, GROUP, *mids[:-1]))
+            results = await send_all(self.r, commands)
             it = iter(results)
             for key, mids, after, _ in steps:
                 gid = key[1]

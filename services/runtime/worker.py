@@ -39,6 +39,7 @@ from redis.exceptions import NoScriptError
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, Rejected
 from services.adapters import ended, scripts
 from services.adapters.keys import COMMAND_ID, GAME_ID, INBOX
+from services.adapters.pipeline import send_all
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
@@ -451,14 +452,12 @@ class Worker:
         half = "half_pipeline" in self.faults and len(plan) > 1
         unindex, self.unindex = self.unindex, {}  # the records of the commands handled before
         index, self.to_index = self.to_index, {}
-        async with self.r.pipeline(transaction=False) as pipe:
-            for s, ids in unindex.items():
-                pipe.hdel(self.keys.inflight(s), *ids)
-            for s, recs in index.items():
-                pipe.hset(self.keys.inflight(s), mapping=recs)
-            for st in plan[:len(plan) // 2] if half else plan:
-                pipe.execute_command("EVALSHA", st.sha, len(st.keys), *st.keys, *st.args)
-            results = await pipe.execute(raise_on_error=False)
+        commands: list[tuple[Any, ...]] = [("HDEL", self.keys.inflight(s), *ids) for s, ids in unindex.items()]
+        for s, recs in index.items():
+            commands.append(("HSET", self.keys.inflight(s), *[x for kv in recs.items() for x in kv]))
+        for st in plan[:len(plan) // 2] if half else plan:
+            commands.append(("EVALSHA", st.sha, len(st.keys), *st.keys, *st.args))
+        results = await send_all(self.r, commands)
         for res in results[:len(unindex) + len(index)]:
             if isinstance(res, Exception) and is_connection_error(res):
                 raise res

@@ -1,0 +1,67 @@
+"""One round trip of many commands, for the hot paths (issue 11): the worker's scripts, the
+projector's projections, the bus client's ``XADD`` batches.
+
+redis-py's ``Pipeline`` costs about 15-30 us of Python per command it carries (its command
+stack, a response callback and a parse step per command, its observability hooks); for the
+scripts of a batch that was the worker's largest cost after ``decide``. :func:`send_all` packs
+every command with hiredis into one buffer, writes it on one pooled redis-py connection and
+reads the replies in order (an error reply is returned as its exception, like
+``execute(raise_on_error=False)``; ``NOSCRIPT`` is redis-py's ``NoScriptError``). The replies are
+raw (bytes, ints, lists): what the callers read of them (a script's tag, an error) is the same.
+
+A connection that fails mid-way is closed (never handed back with replies unread) and the
+error raised; the commands it carried may or may not have run, as with a pipeline: every
+caller's commands are safe to send again (scripts check version and command id; a command
+sent twice is a duplicate answered by its first outcome). Where the client is not a plain
+redis-py client over TCP with hiredis (Redis Cluster, a unix socket, TLS), it falls back to
+redis-py's pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from redis.exceptions import ResponseError
+
+try:
+    import hiredis as _hiredis
+except ImportError:  # pragma: no cover - hiredis is a dependency
+    _hiredis = None
+
+
+def _fast(r: Any) -> bool:
+    from services.adapters.redis_store import PackedConnection
+
+    pool = getattr(r, "connection_pool", None)
+    return (_hiredis is not None and pool is not None and getattr(r, "connection", None) is None
+            and pool.connection_class is PackedConnection)
+
+
+async def send_all(r: Any, commands: Sequence[Sequence[Any]]) -> list[Any]:
+    """Run ``commands`` (each ``(name, *args)``, arguments bytes, str, int or float) in one round
+    trip; returns their replies in order, an error reply as its exception. Raises redis-py's
+    ``ConnectionError`` / ``TimeoutError`` when the connection fails."""
+    if not commands:
+        return []
+    if not _fast(r):
+        async with r.pipeline(transaction=False) as pipe:
+            for c in commands:
+                pipe.execute_command(*c)
+            return await pipe.execute(raise_on_error=False)
+    pool = r.connection_pool
+    conn = await pool.get_connection()
+    try:
+        await conn.send_packed_command(b"".join([_hiredis.pack_command(tuple(c)) for c in commands]), check_health=False)
+        out: list[Any] = []
+        for _ in range(len(commands)):
+            try:
+                out.append(await conn.read_response())
+            except ResponseError as exc:
+                out.append(exc)
+        return out
+    except BaseException:
+        await conn.disconnect()  # replies may be left unread: never reused
+        raise
+    finally:
+        await pool.release(conn)

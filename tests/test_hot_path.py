@@ -1,0 +1,159 @@
+"""The worker's and projector's hot path (issue 11), on a real Redis: one read over every
+partition, the in-flight records sent with the scripts, the one-round-trip sender, uvloop."""
+
+from __future__ import annotations
+
+import anyio
+import msgspec
+import pytest
+from redis.exceptions import NoScriptError, ResponseError
+
+from schemas.envelope import Accepted, CommandEnvelope
+from services.adapters.client import BusClient
+from services.adapters.pipeline import send_all
+from services.adapters.redis_store import GroupReader, connect
+from services.runtime.consumer import ReadGroup, read_groups
+from services.runtime.serve import services_running
+from services.runtime.worker import Worker
+from tests.toygame import Add
+
+
+def _games_on_every_partition(settings, prefix: str) -> list[str]:
+    by_part: dict[int, str] = {}
+    for i in range(10_000):
+        by_part.setdefault(settings.keys.partition(f"{prefix}{i}"), f"{prefix}{i}")
+        if len(by_part) == settings.partitions:
+            return [by_part[p] for p in sorted(by_part)]
+    raise AssertionError("no game id for some partition")
+
+
+def test_one_read_takes_the_new_entries_of_every_partition(settings):
+    async def main():
+        r = connect(settings.url)
+        k = settings.keys
+        try:
+            streams = [k.commands(p, "toy") for p in range(settings.partitions)]
+            readers = [GroupReader(r, s, "worker:toy", "c1") for s in streams]
+            for rd in readers:
+                await rd.ensure_group()
+            (group,) = read_groups(r, readers)  # one Redis: all of them in one XREADGROUP
+            assert group == readers
+            for i, s in enumerate(streams[1:]):
+                await r.xadd(s, {"c": b"x", "n": i})
+            got = await ReadGroup(group).read()
+            assert sorted(rd.stream for rd, _ in got) == streams[1:]  # every stream that had entries, one call
+            assert all(len(entries) == 1 for _, entries in got)
+            assert await ReadGroup(group).read() == []  # nothing new (after BLOCK)
+            await r.delete(*streams)  # NOGROUP on the next read: every group made again, nothing lost
+            await r.xadd(streams[0], {"c": b"y"})
+            assert await ReadGroup(group).read() == []
+            got = await ReadGroup(group).read()
+            assert [(rd.stream, len(e)) for rd, e in got] == [(streams[0], 1)]
+        finally:
+            await r.aclose()
+
+    anyio.run(main)
+
+
+def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its_outcome(settings):
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings)
+        k = settings.keys
+        try:
+            async with services_running(settings, titles=["toy"], projector=False, r=r):
+                games = [(await c.setup("toy", 2, {"target": 100}, game_id=g))[0]
+                         for g in _games_on_every_partition(settings, "hp")]
+            envs = [CommandEnvelope(command_id=f"hp{i}-{j}", game_id=g, title="toy", body=Add(n=1), seat=j % 2)
+                    for i, g in enumerate(games) for j in range(3)]
+            async with r.pipeline(transaction=False) as pipe:  # all on the streams before the worker reads
+                for e in envs:
+                    pipe.xadd(k.commands(k.partition(e.game_id), "toy"), {"c": msgspec.msgpack.encode(e)})
+                await pipe.execute()
+            w = Worker(r, settings, "toy", consumer="one")
+            sent = []
+            real = w._run_plan
+
+            async def counted(plan, failed):
+                sent.append(len(plan))
+                return await real(plan, failed)
+
+            w._run_plan = counted  # type: ignore[method-assign]
+            async with anyio.create_task_group() as tg:
+                await tg.start(w.run)
+                outs = [await c.bus.wait(e.game_id, e.command_id, timeout=30) for e in envs]
+                tg.cancel_scope.cancel()
+            assert all(isinstance(o, Accepted) for o in outs), outs
+            assert sent[0] == len(envs)  # every partition's commands in the first batch's one pipeline
+            for i in range(0, len(envs), 3):  # each game's commands in stream order, one version each
+                first = outs[i].version
+                assert [o.version for o in outs[i:i + 3]] == [first, first + 1, first + 2]
+        finally:
+            await r.aclose()
+
+    anyio.run(main)
+
+
+def test_a_command_left_pending_by_a_failed_handling_keeps_its_in_flight_record(settings):
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings)
+        k = settings.keys
+        try:
+            async with services_running(settings, titles=["toy"], projector=False, r=r):
+                gid, v = await c.setup("toy", 2, {"target": 100})
+            key = k.game(gid, "events")  # an event no code can read: loading the game fails (CorruptEvent)
+            (_, fields), = await r.xrange(key, f"{v}-0", f"{v}-0")
+            data = msgspec.msgpack.decode(fields[b"e"])
+            data["body"]["type"] = "toy.unheard_of"
+            await r.xadd(key, {"e": msgspec.msgpack.encode(data)}, id=f"{v + 1}-0")
+            stream = k.commands(k.partition(gid), "toy")
+            env = CommandEnvelope(command_id="kept", game_id=gid, title="toy", body=Add(n=1), seat=0)
+            await r.xadd(stream, {"c": msgspec.msgpack.encode(env), "r": "i-test"})
+            w = Worker(r, settings, "toy", consumer="t")
+            rd = GroupReader(r, stream, w.group, "t")
+            (got,) = await ReadGroup([rd]).read()
+            await w.tracker.read(rd, got[1])
+            mid = got[1][0][0]
+            assert await r.hget(k.inflight(stream), mid) is None  # kept for the pipeline of the batch's scripts
+            await w.handle_batches([(stream, [(mid, f, 1) for mid, f in got[1]])])
+            assert await rd.pending_count() == 1  # failed: left pending (reclaimed, parked after 5 tries)
+            rec = await r.hget(k.inflight(stream), mid)
+            assert rec is not None and msgspec.msgpack.decode(rec) == [gid, "kept", "i-test"]
+        finally:
+            await r.aclose()
+
+    anyio.run(main)
+
+
+def test_send_all_answers_in_order_with_errors_as_exceptions(settings):
+    async def main():
+        r = connect(settings.url)
+        key = f"{settings.namespace}:sa"
+        try:
+            sha = await r.script_load("return {'ok', ARGV[1]}")
+            out = await send_all(r, [("SET", key, "1"), ("EVALSHA", sha, 0, "x"), ("EVALSHA", "0" * 40, 0),
+                                     ("HSET", key, "f", "v"), ("GET", key)])
+            assert out[0] == b"OK" and out[1] == [b"ok", b"x"] and out[4] == b"1"
+            assert isinstance(out[2], NoScriptError)  # NOSCRIPT, as redis-py's pipeline gives it
+            assert isinstance(out[3], ResponseError) and "WRONGTYPE" in str(out[3])
+            assert await send_all(r, []) == []
+            assert await r.ping()  # the connection went back to the pool with nothing unread
+        finally:
+            await r.delete(key)
+            await r.aclose()
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize(("env", "default", "uvloop"), [(None, True, True), ("0", True, False), (None, False, False),
+                                                       ("1", False, True)])
+def test_the_worker_and_log_services_run_on_uvloop_unless_switched_off(monkeypatch, env, default, uvloop):
+    pytest.importorskip("uvloop")
+    from services import cli
+
+    if env is None:
+        monkeypatch.delenv("QUESTHALL_UVLOOP", raising=False)
+    else:
+        monkeypatch.setenv("QUESTHALL_UVLOOP", env)
+    assert (cli._loop_options(default) == {"backend_options": {"use_uvloop": True}}) is uvloop
