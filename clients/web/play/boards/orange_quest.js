@@ -229,7 +229,7 @@ export function render(ctx) {
   const gift = v.gift_giver !== null && v.gift_giver !== undefined ? h("p", { id: "oq-gift" }, `${who(v.gift_giver)} may give ${list(v.gift_helpers.map(who))} up to ${plural(v.gift_left, "candy", "candies")} won in the duel.`) : null;
   const table = v.table?.length && !v.sharing ? h("div", { class: "zone" }, h("div", { class: "label" }, "On the table"), cardRow(ctx, v.table)) : null;
   const mine = ctx.seat === null ? null : h("div", {},
-    h("div", { class: "zone hand", id: "oq-hand" }, h("div", { class: "label" }, `Your hand (${v.hand.length}, limit 7)${one.size ? " · highlighted: click to play" : ""}`), cardRow(ctx, v.hand, clickable)),
+    h("div", { class: "zone hand", id: "oq-hand" }, h("div", { class: "label" }, `Your hand (${v.hand.length}, limit 7)${one.size ? ` · highlighted: click to ${(v.convert || []).includes(ctx.seat) ? "turn it into candy" : "play or choose it"}` : ""}`), cardRow(ctx, v.hand, clickable)),
     v.aside?.length ? h("div", { class: "zone", id: "oq-aside" }, h("div", { class: "label" }, "Your Treasure to hand out"), cardRow(ctx, v.aside)) : null,
     h("p", { class: "muted" }, `Your candy stash: ${v.players[ctx.seat]?.candies ?? 0} (face down: nobody sees which cards became candy).`),
     env.my_choice ? h("p", { class: "muted" }, `Your secret choice: ${commandText(env.my_choice, ctx) || env.my_choice.type}`) : null);
