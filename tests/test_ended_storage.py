@@ -98,6 +98,13 @@ def _cid(raw: bytes) -> str:
     return msgspec.msgpack.decode(raw)["command_id"]
 
 
+def test_views_stored_before_are_read_as_they_are():
+    view = b'{"version":3,"view":{"a":1}}'
+    assert ended.view_json(view) == view  # JSON, as every view was stored before
+    assert ended.pack_view(view) != view and ended.view_json(ended.pack_view(view)) == view
+    assert ended.view_json(None) is None
+
+
 def test_a_packed_record_that_would_not_read_back_keeps_the_streams():
     rows = [(b"1-0", {b"e": b"\x81\xa1x\x01"})]  # not an envelope a bundle can hold
     assert ended.pack("g", rows, []) is None
