@@ -27,8 +27,9 @@ what the record gives back (:func:`derive_outcomes`: version, events, head hash 
 follow from the commands and events), so they expire :data:`GRACE_S` s later and a retry of one
 of them gets it from the record (:func:`first_outcome`, which the worker asks for every command
 of an ended game): one outcome per command id for as long as the game is in Redis. An outcome
-the record does not give back byte for byte expires after ``ended_outcome_ttl`` as before (see
-docs/architecture.md, "one outcome per command id").
+the record does not give back byte for byte is kept for good (until the game is archived); a
+game whose streams are not packed has its accepted outcomes expire after ``ended_outcome_ttl``
+as before (see docs/architecture.md, "one outcome per command id").
 
 Source: issue 13 ("Bounded resources": <= 50 kB live per finished game).
 """
@@ -70,15 +71,19 @@ def view_json(raw: bytes | None) -> bytes | None:
         return zlib.decompress(raw[len(VIEW_MAGIC):])
     return raw
 
-# KEYS: 1 meta, 2 events, 3 commands, 4 packed
-# ARGV: 1 record, 2 events in the record, 3 commands in the record, 4 the last command's id
-# Writes the record and deletes both streams only if the game is ended, at the record's
-# version, its streams hold exactly what was packed and no record is there yet.
+# KEYS: 1 meta, 2 events, 3 commands, 4 packed, 5.. outcomes of accepted commands
+# ARGV: 1 record, 2 events in the record, 3 commands in the record, 4 the last command's id,
+#       5.. for each outcome key: seconds it is kept (the record gives it back), or 0: kept for good
+# Writes the record, deletes both streams and sets the outcomes' expiry only if the game is
+# ended, at the record's version, its streams hold exactly what was packed and no record is
+# there yet (so a game whose record is there has its outcomes' expiry set).
 PACK = r"""
-for i, spec in ipairs({{KEYS[1], 'hash'}, {KEYS[2], 'stream'}, {KEYS[3], 'stream'}, {KEYS[4], 'string'}}) do
-  local t = redis.call('TYPE', spec[1])['ok']
-  if t ~= 'none' and t ~= spec[2] then
-    return redis.error_reply('QH_WRONGTYPE key ' .. spec[1] .. ' holds a ' .. t .. ', not a ' .. spec[2])
+local spec = {{KEYS[1], 'hash'}, {KEYS[2], 'stream'}, {KEYS[3], 'stream'}, {KEYS[4], 'string'}}
+for i = 5, #KEYS do spec[#spec + 1] = {KEYS[i], 'string'} end
+for _, s in ipairs(spec) do
+  local t = redis.call('TYPE', s[1])['ok']
+  if t ~= 'none' and t ~= s[2] then
+    return redis.error_reply('QH_WRONGTYPE key ' .. s[1] .. ' holds a ' .. t .. ', not a ' .. s[2])
   end
 end
 if redis.call('EXISTS', KEYS[4]) == 1 then return 'packed already' end
@@ -95,6 +100,10 @@ local ctop = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
 if #ctop > 0 and ctop[1][1] ~= ARGV[4] then return 'moved' end
 redis.call('SET', KEYS[4], ARGV[1])
 redis.call('DEL', KEYS[2], KEYS[3])
+for i = 5, #KEYS do
+  local ttl = tonumber(ARGV[i])
+  if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
+end
 return 'ok'
 """
 
@@ -157,11 +166,12 @@ def pack(game_id: str, event_rows: list, command_rows: list) -> bytes | None:
 
 async def settle(r: Any, settings: Any, game_id: str) -> str:
     """Settle an ended game's storage (once its ending projection went through): its streams are
-    packed (:data:`PACK`), then its accepted outcomes expire: those its record gives back byte for
-    byte (:func:`first_outcome`) after :data:`GRACE_S`, the others after
-    ``settings.ended_outcome_ttl`` s (0: kept). Returns the script's answer (``ok``, ``packed
-    already``, ``not ended``, ``moved``) or ``kept`` (the streams do not survive packing: left as
-    they are, and every accepted outcome expires after ``ended_outcome_ttl``)."""
+    packed (:data:`PACK`) and, in the same script, its stored accepted outcomes set to expire:
+    those the record gives back byte for byte (:func:`derive_outcomes`) after :data:`GRACE_S`, the
+    others kept for good (a retry finds them stored). Returns the script's answer (``ok``,
+    ``packed already``, ``not ended``, ``moved``) or ``kept`` (the streams do not survive packing:
+    left as they are). A game not packed (``kept``, ``moved``, ``not ended``) has its accepted
+    outcomes expire after ``settings.ended_outcome_ttl`` s (0: kept), as before packing existed."""
     import anyio
 
     k = settings.keys
@@ -172,30 +182,31 @@ async def settle(r: Any, settings: Any, game_id: str) -> str:
     event_rows, command_rows = await pipe.execute()
     if not event_rows:
         return "packed already" if await r.exists(key(k, game_id)) else "kept"
-    record = await anyio.to_thread.run_sync(pack, game_id, event_rows, command_rows)
-    res = "kept"
-    if record is not None:
-        script = r.register_script(PACK)
-        last_cmd = command_rows[-1][0].decode() if command_rows else ""
-        got = await script(keys=[k.game(game_id, "meta"), ev_key, cmd_key, key(k, game_id)],
-                           args=[record, len(event_rows), len(command_rows), last_cmd])
-        res = got.decode() if isinstance(got, bytes) else str(got)
-    derived = derive_outcomes(game_id, Unpacked(  # the rows: what the record gives back, byte for byte
-        events=[f[b"e"] for _, f in event_rows],
-        commands=[(int(f[b"from"]), _version(mid), f[b"c"]) for mid, f in command_rows])) if res == "ok" else {}
     ids = sorted({msgspec.msgpack.decode(f[b"e"]).get("command_id", "") for _, f in event_rows} - {""})
     async with r.pipeline(transaction=False) as p:
         for cid in ids:
             p.get(k.outcome(game_id, cid))
         stored = await p.execute()
+    record = await anyio.to_thread.run_sync(pack, game_id, event_rows, command_rows)
+    res = "kept"
+    if record is not None:
+        derived = derive_outcomes(game_id, Unpacked(  # the rows: what the record gives back, byte for byte
+            events=[f[b"e"] for _, f in event_rows],
+            commands=[(int(f[b"from"]), _version(mid), f[b"c"]) for mid, f in command_rows]))
+        held = [(cid, raw) for cid, raw in zip(ids, stored, strict=True) if raw is not None]
+        script = r.register_script(PACK)
+        last_cmd = command_rows[-1][0].decode() if command_rows else ""
+        got = await script(keys=[k.game(game_id, "meta"), ev_key, cmd_key, key(k, game_id),
+                                 *[k.outcome(game_id, cid) for cid, _ in held]],
+                           args=[record, len(event_rows), len(command_rows), last_cmd,
+                                 *[GRACE_S if derived.get(cid) == raw else 0 for cid, raw in held]])
+        res = got.decode() if isinstance(got, bytes) else str(got)
     ttl = settings.ended_outcome_ttl
-    async with r.pipeline(transaction=False) as p:
-        for cid, raw in zip(ids, stored, strict=True):
-            if raw is not None and derived.get(cid) == raw:
-                p.expire(k.outcome(game_id, cid), GRACE_S)
-            elif raw is not None and ttl > 0:
+    if res not in ("ok", "packed already") and ttl > 0:
+        async with r.pipeline(transaction=False) as p:
+            for cid in ids:
                 p.expire(k.outcome(game_id, cid), ttl)
-        await p.execute()
+            await p.execute()
     return res
 
 
