@@ -446,3 +446,22 @@ def test_bot_games_of_every_size_finish_with_the_final_scoring():
         s = g.game.rules
         assert s.day == s.days and sum(len(h) for h in s.hands) == 0
         assert g.game.result.winners == list(s.winners)
+
+
+def test_treasure_with_no_card_left_to_set_aside_goes_on_with_the_day():
+    """A Treasure that finds the deck and the discard pile empty sets nothing aside and waits for
+    nobody (it stalled a 5-seat game: TreasureStarted with empty asides, no seat to move)."""
+    from services.games.orange_quest.flow import Flow
+    from services.games.orange_quest.signposts import treasure
+    from services.kernel import SeededChance
+
+    g = given(3, {0: (), 1: (), 2: ()}, phase="party", stashes={0: ("cake1", "cake2")})
+    s = rep(g.game.rules, deck=(), discard=(), phase="")
+    f = Flow(s, SeededChance(bytes(32), 0))
+    treasure(f)
+    assert [type(e).__name__ for e in f.events] == ["SignpostApplied"]
+    assert f.s.phase != "treasure"
+    s = rep(g.game.rules, discard=(), phase="")  # with cards in the deck the richest still hands out
+    f = Flow(s, SeededChance(bytes(32), 0))
+    treasure(f)
+    assert f.s.phase == "treasure" and len(f.s.asides[0]) == 3

@@ -56,7 +56,9 @@ def loss_of_losses(f: Flow) -> None:
 def treasure(f: Flow) -> None:
     """The richest (most candies) take as many cards as there are players and hand them out to
     the others; tied richest: dealt one at a time among them from the first player (ruling); nobody
-    richer than the rest: one card each at random."""
+    richer than the rest: one card each at random. With the deck and the discard pile both empty
+    nothing is set aside and the day goes on (a Treasure waiting for givers without cards waited
+    for nobody: the game stalled)."""
     s = f.s
     f.emit(SignpostApplied(signpost="treasure"))
     counts = [len(x) for x in s.stashes]
@@ -66,9 +68,9 @@ def treasure(f: Flow) -> None:
         for seat in order_from(s, s.first):
             f.draw(seat, 1, "treasure")
         return
-    for i in range(s.seats):
-        f.take_deck(1, f"aside:{givers[i % len(givers)]}", "treasure")
-    f.emit(TreasureStarted(givers=givers))
+    taken = [f.take_deck(1, f"aside:{givers[i % len(givers)]}", "treasure") for i in range(s.seats)]
+    if any(taken):  # with the deck and the discard pile both empty there is nothing to hand out: no wait
+        f.emit(TreasureStarted(givers=givers))
 
 
 def chaos(f: Flow) -> None:
