@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Container
+from typing import Any
+
+import msgspec
+
 
 class ChatError(ValueError):
     """A chat line that does not parse; the message says what was expected."""
@@ -30,3 +35,26 @@ def short(items: list, n: int = 12) -> str:
     """At most ``n`` items joined by spaces (``+k`` for the rest)."""
     s = " ".join(str(i) for i in items[:n])
     return s + (f" +{len(items) - n}" if len(items) > n else "")
+
+
+def card(word: str, cards: Container[str], example: str) -> str:
+    """``word`` if it is the id of one of ``cards``. Raises ChatError naming ``example`` ids."""
+    if word not in cards:
+        raise ChatError(f"No card {word!r}: name a card by its id, e.g. {example}.")
+    return word
+
+
+def choice_event(t: str, b: dict, who: Callable[[int | None], str], fmt: Callable[[Any], str],
+                 choice_type: Any) -> str | None:
+    """The kernel's secret-choice events of a title (``chosen``, ``revealed``: a choice is shown
+    only where the reader may see it) as a sentence; None for any other event. ``t``: the event
+    type without the title's prefix; ``fmt``: the title's ``format``; ``choice_type``: the type
+    (or union) the title's choice commands decode to."""
+    if t == "chosen":
+        return f"{who(b['seat'])} has chosen" + (f": {fmt(msgspec.convert(b['choice'], choice_type))}"
+                                                 if b.get("choice") else "")
+    if t == "revealed":
+        shown = [f"{who(c['seat'])} {fmt(msgspec.convert(c['choice'], choice_type))}" for c in b["choices"]
+                 if c.get("choice")]
+        return "choices revealed" + (f": {'; '.join(shown)}" if shown else "")
+    return None

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from schemas.base import Command
 from schemas.orange_quest import (
     Accept,
@@ -26,7 +24,7 @@ from schemas.orange_quest import (
     UseAbility,
     UseEquipment,
 )
-from services.frontends.chat.common import ChatError, integer, short
+from services.frontends.chat.common import ChatError, card, choice_event, integer, short
 from services.games.orange_quest.content import CARDS
 
 HELP = """Orange Quest:
@@ -46,9 +44,7 @@ Cards by id: gvozdar1, hook3, dao_cola2, block5 ... (see `view`)."""
 
 
 def _card(word: str) -> str:
-    if word not in CARDS:
-        raise ChatError(f"No card {word!r}: name a card by its id, e.g. hook3 or block1.")
-    return word
+    return card(word, CARDS, "hook3 or block1")
 
 
 def _seat(word: str) -> int:
@@ -167,11 +163,8 @@ def render_view(v: dict, seat: int | None, names: list[str]) -> str:
 def render_event(b: dict, who: Any) -> str:
     """One Orange Quest event as a short sentence."""
     t = b["type"].removeprefix("orange_quest.")
-    if t == "chosen":
-        return f"{who(b['seat'])} has chosen" + (f": {format(_choice(b['choice']))}" if b.get("choice") else "")
-    if t == "revealed":
-        shown = [f"{who(c['seat'])} {format(_choice(c['choice']))}" for c in b["choices"] if c.get("choice")]
-        return "choices revealed" + (f": {'; '.join(shown)}" if shown else "")
+    if (said := choice_event(t, b, who, format, OQChoice)) is not None:
+        return said
     if t == "moved":
         return f"{b['count']} card(s) {b['frm']} -> {b['to']} ({b['reason']})" + (f": {short(b['cards'], 6)}" if b["cards"] else "")
     if t == "card_played":
@@ -200,6 +193,3 @@ def render_event(b: dict, who: Any) -> str:
         return f"day {b['day']} begins; first player {who(b['first'])}"
     return t.replace("_", " ")
 
-
-def _choice(c: dict) -> Command:
-    return msgspec.convert(c, OQChoice)

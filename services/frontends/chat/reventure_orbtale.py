@@ -7,7 +7,7 @@ from typing import Any
 
 from schemas.base import Command
 from schemas.reventure_orbtale import Attack, Organize, PickHero, PlayCard, Skip
-from services.frontends.chat.common import ChatError, integer, short
+from services.frontends.chat.common import ChatError, card, choice_event, integer, short
 from services.games.reventure_orbtale.content import CARDS, HEROES
 
 HELP = """Reventure: Orbtale:
@@ -22,9 +22,7 @@ _HERO_WORDS = {h: h for h in HEROES} | {HEROES[h].name.lower().replace(" ", "_")
 
 
 def _card(word: str) -> str:
-    if word not in CARDS:
-        raise ChatError(f"No card {word!r}: name a card by its id, e.g. sword1 or orb_life.")
-    return word
+    return card(word, CARDS, "sword1 or orb_life")
 
 
 def parse(words: list[str], view: dict | None, seat: int | None) -> Command:
@@ -93,11 +91,8 @@ def render_view(v: dict, seat: int | None, names: list[str]) -> str:
 def render_event(b: dict, who: Any) -> str:
     """One Orbtale event as a short sentence."""
     t = b["type"].removeprefix("reventure_orbtale.")
-    if t == "chosen":
-        return f"{who(b['seat'])} has chosen" + (f": {format(_choice(b['choice']))}" if b.get("choice") else "")
-    if t == "revealed":
-        shown = [f"{who(c['seat'])} {format(_choice(c['choice']))}" for c in b["choices"] if c.get("choice")]
-        return "choices revealed" + (f": {'; '.join(shown)}" if shown else "")
+    if (said := choice_event(t, b, who, format, PickHero | Organize | PlayCard)) is not None:
+        return said
     if t == "chapter_started":
         return f"chapter {b['chapter']} begins: rule {b['who']} / {b['what']}"
     if t == "cards_drawn":
@@ -124,8 +119,3 @@ def render_event(b: dict, who: Any) -> str:
         return f"game won by {', '.join(who(s) for s in b['winners']) or 'nobody'} ({b['reason']})"
     return t.replace("_", " ")
 
-
-def _choice(c: dict) -> Command:
-    import msgspec
-
-    return msgspec.convert(c, PickHero | Organize | PlayCard)
