@@ -165,10 +165,11 @@ class IrcPlatform:
             kw.update(sasl_username=config.sasl_username, sasl_password=config.sasl_password, sasl_identity="")
         self.client = _Client(self, **kw)
 
-    async def send_room(self, room: str, text: str) -> None:
+    async def send_room(self, room: str, text: str, *, key: str | None = None) -> None:
+        """One PRIVMSG to the channel (IRC has no idempotent send: ``key`` is not used)."""
         await self._message(room, text)
 
-    async def send_private(self, user: str, text: str) -> None:
+    async def send_private(self, user: str, text: str, *, key: str | None = None) -> None:
         await self._message(user, text)
 
     def mention(self, user: str) -> str:

@@ -199,6 +199,16 @@ def content(text: str) -> dict:
     return out
 
 
+def txn_id(room: str, key: str, text: str) -> str:
+    """The transaction id of a feed message: ``qh`` and 40 hex digits of SHA-256 over the room,
+    the core's key (``<game>:<version>:<part>``) and the text. The same message into the same room
+    has the same id after any restart; the homeserver keeps a device's transaction ids (Synapse:
+    24 h) and answers a repeat with the first event instead of sending it again."""
+    import hashlib
+
+    return "qh" + hashlib.sha256(f"{room}\n{key}\n{text}".encode()).hexdigest()[:40]
+
+
 def inbound_text(body: str) -> str:
     """An inbound message body as a line for the core: a reply's quoted fallback dropped,
     control characters removed, whitespace collapsed, at most :data:`MAX_INBOUND` characters."""
@@ -326,17 +336,23 @@ class MatrixPlatform:
         """``user`` (a Matrix user id) as a pill in the sent message; a string to embed in text."""
         return f"{MENTION_OPEN}{user}{MENTION_CLOSE}" if USER_ID.match(user) else clean(user)
 
-    async def send_room(self, room: str, text: str) -> None:
-        """Send ``text`` into ``room`` (a room id). Raises MatrixSendError if it was not taken."""
+    async def send_room(self, room: str, text: str, *, key: str | None = None) -> None:
+        """Send ``text`` into ``room`` (a room id). Raises MatrixSendError if it was not taken.
+
+        ``key`` (a feed message's ``<game>:<version>:<part>``, from the core): the transaction id
+        is :func:`txn_id` of room, key and text, so the same message sent again (a restarted
+        service that had not stored its delivery) is dropped by the homeserver, which answers
+        with the first event's id. Without a key (an answer) nio makes a random one."""
         if self._encrypted(room):
             raise MatrixSendError(f"{room} is encrypted: the bot does not send there")
-        resp = await self.client.room_send(room, "m.room.message", content(text))
+        resp = await self.client.room_send(room, "m.room.message", content(text),
+                                           tx_id=txn_id(room, key, text) if key is not None else None)
         if not hasattr(resp, "event_id"):
             raise MatrixSendError(f"sending to {room} failed: {getattr(resp, 'message', resp)}")
 
-    async def send_private(self, user: str, text: str) -> None:
+    async def send_private(self, user: str, text: str, *, key: str | None = None) -> None:
         """Send ``text`` to ``user`` alone, in their DM room (made on demand). Raises MatrixSendError."""
-        await self.send_room(await self.private_room(user), text)
+        await self.send_room(await self.private_room(user), text, key=key)
 
     def _encrypted(self, room: str) -> bool:
         r = self.client.rooms.get(room)

@@ -25,10 +25,10 @@ class Recorder:
     sent: list[tuple[str, str]] = field(default_factory=list)
     _changed: anyio.Event = field(default_factory=anyio.Event)
 
-    async def send_room(self, room: str, text: str) -> None:
+    async def send_room(self, room: str, text: str, *, key: str | None = None) -> None:
         self._add(room, text)
 
-    async def send_private(self, user: str, text: str) -> None:
+    async def send_private(self, user: str, text: str, *, key: str | None = None) -> None:
         self._add("@" + user, text)
 
     def mention(self, user: str) -> str:

@@ -194,6 +194,8 @@ def test_a_restart_of_the_matrix_chat_service_mid_game_loses_and_repeats_nothing
             await alice.say(room, "!new questeros 2")
             await alice.say(room, "!bot")
             await play_by_hints(alice, bot_user.user_id, room, after_move=restart)
+            # the spy's own sync may lag alice's: the last step reached it before the stop
+            await spy.wait_index(lambda s: s.sender == bot_user.user_id and s.room == room and "seed revealed" in s.body)
         finally:
             await svc.stop()
             await alice.stop()
@@ -213,6 +215,73 @@ def test_a_restart_of_the_matrix_chat_service_mid_game_loses_and_repeats_nothing
         answers = [x for x in private if "ok (v" in x]
         assert len(answers) == len(set(answers))
         assert_private(synapse, spy, alice, bot, room, [x for x in private if is_secret(x)])
+
+    asyncio.run(main())
+
+
+class _Enough(Exception):
+    """Ends play_by_hints early (the test has what it needs)."""
+
+
+def test_a_restarted_service_that_lost_its_delivery_cursor_sends_no_message_twice(synapse, users, gateway) -> None:
+    """As after a SIGKILL between the homeserver taking messages and the core storing that: the
+    service is stopped, its cursor set back two steps, and started again. It sends those steps
+    again under the same transaction ids (derived from game, version, part, room and text), and
+    Synapse drops the repeats: the room shows every version once, alice gets every private line
+    once."""
+    from itertools import groupby
+
+    from services.frontends.chat.store import ChatStore
+
+    async def main() -> None:
+        alice, spy, bot_user, room = await setup_room(synapse, users)
+        ns = "c" + uuid.uuid4().hex[:8]
+        svc = ChatService(synapse, gateway, bot_user, ns)
+        await svc.start()
+        rewound: list[tuple[int, int]] = []
+
+        async def rewind_and_restart(n: int) -> None:
+            if n == 4:
+                await svc.stop()
+                r = connect(gateway.settings.url)
+                store = ChatStore(r, ns, "matrix")
+                gid = (await store.games())[0].game_id
+                done, _ = await store.cursor(gid)
+                async with Gateway(gateway.url) as gw:
+                    feed = await gw.spectator_feed(gid, limit=1000)
+                ends = [list(step)[-1]["version"] for _, step in groupby(feed, key=lambda e: e["recorded_at"])]
+                back = [v for v in ends if v <= done][-3]
+                await store.set_cursor(gid, back, 0)
+                await r.aclose()
+                rewound.append((back, done))
+                await svc.start()
+            if n == 7:
+                raise _Enough
+
+        try:
+            await alice.say(room, "!new questeros 2")
+            await alice.say(room, "!bot")
+            try:
+                await play_by_hints(alice, bot_user.user_id, room, after_move=rewind_and_restart)
+            except _Enough:
+                pass
+            await alice.say(room, "!abandon")
+            await spy.wait_index(lambda s: s.sender == bot_user.user_id and s.room == room and "seed revealed" in s.body)
+        finally:
+            await svc.stop()
+            await alice.stop()
+            await spy.stop()
+        (back, done), = rewound
+        assert back < done
+        bot = bot_user.user_id
+        public = [s.body for s in spy.seen if s.sender == bot and s.room == room and s.body]
+        game_id = next(x.split("(game ")[1].split(")")[0] for x in public if "(game " in x)
+        async with Gateway(gateway.url) as gw:
+            feed = await gw.spectator_feed(game_id, limit=1000)
+        assert said_versions(public) == shown_versions("questeros", feed)  # the resent steps: not again
+        private = [s.body for s in alice.seen if s.sender == bot and s.room != room and s.body]
+        dealt = [x for x in private if "only you see this" in x]  # each names its versions: never twice
+        assert dealt and len(dealt) == len(set(dealt))
 
     asyncio.run(main())
 

@@ -57,7 +57,11 @@ class Platform(Protocol):
     Methods: ``send_room(room, text)`` and ``send_private(user, text)`` deliver one message
     (already sanitised, within ``max_text``, no newline unless ``multiline``) and return once
     the platform took it; they raise on failure (the core logs it and, for feed deliveries,
-    tries again later: the message is not marked delivered). ``mention(user)`` is the text
+    tries again later: the message is not marked delivered). ``key``: None for an answer; for a
+    message of a game's feed ``<game>:<version>:<part>``, the same whenever that message is sent
+    again (a restart after the platform took it but before the core stored that): a platform
+    with idempotent sends derives its id from it (Matrix: the transaction id), so the platform
+    drops the repeat; others ignore it. ``mention(user)`` is the text
     that mentions ``user`` (IRC: the nick; Matrix: a pill or the user id); the core inserts it
     as is and never lets any other text mention anyone.
     """
@@ -69,9 +73,9 @@ class Platform(Protocol):
     rate: float
     burst: int
 
-    async def send_room(self, room: str, text: str) -> None: ...
+    async def send_room(self, room: str, text: str, *, key: str | None = None) -> None: ...
 
-    async def send_private(self, user: str, text: str) -> None: ...
+    async def send_private(self, user: str, text: str, *, key: str | None = None) -> None: ...
 
     def mention(self, user: str) -> str: ...
 
@@ -579,7 +583,7 @@ class ChatCore:
                     await self._pace(room, user)
                     with anyio.CancelScope(shield=True) as scope:  # a stop lands between messages, never in one
                         scope.deadline = anyio.current_time() + 30
-                        await self._emit(room, user, chunk)
+                        await self._emit(room, user, chunk, key=f"{live.rec.game_id}:{end}:{i}")
                         await self.store.set_cursor(live.rec.game_id, done, i + 1)
                 i += 1
         live.rec.waiting = waiting
@@ -692,12 +696,12 @@ class ChatCore:
     async def _pace(self, room: str | None, user: str | None) -> None:
         await self.out_limiter.acquire(f"r:{room}" if room is not None else f"u:{user}")
 
-    async def _emit(self, room: str | None, user: str | None, part: str) -> None:
+    async def _emit(self, room: str | None, user: str | None, part: str, key: str | None = None) -> None:
         if room is not None:
-            await self.platform.send_room(room, part)
+            await self.platform.send_room(room, part, key=key)
         else:
             assert user is not None
-            await self.platform.send_private(user, part)
+            await self.platform.send_private(user, part, key=key)
 
 
 def _integer(word: str, what: str) -> int:
