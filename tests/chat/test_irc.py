@@ -138,6 +138,7 @@ async def test_a_whole_game_of_every_title_over_irc(gateway, ircd, title: str) -
         seat = next(int(x.split("you have seat ")[1].split()[0]) for x in seen_by_spy if "you have seat" in x)
         assert_orange_quest_secrets_kept([x for _, s, t, x in spy.messages() if bot_nick(s)], None)
         assert_orange_quest_secrets_kept(private, seat)
+        assert not any(re.search(r"\bv\d+ stage\b", x) for x in seen_by_spy | set(private))  # bookkeeping hidden
 
 
 async def test_a_restart_mid_game_loses_and_repeats_nothing(gateway, ircd) -> None:

@@ -7,8 +7,9 @@ Shared words: ``help`` (the title's grammar), ``moves`` (the seat's legal comman
 
 Feed lines: :func:`render_event` gives one line per event; :func:`room_lines` the lines of one
 step (the entries of one command) that a room shows, without the lifecycle's bookkeeping
-(:data:`HIDDEN`: ``clock_updated``, ``undo_point``; and the ``seat_botted`` of a seat joined as
-a bot in the same step, which its ``seat_joined`` line already says).
+(:data:`HIDDEN`: ``clock_updated``, ``undo_point``; a grammar's ``HIDDEN``; and the
+``seat_botted`` of a seat joined as a bot in the same step, which its ``seat_joined`` line
+already says).
 """
 
 from __future__ import annotations
@@ -206,14 +207,16 @@ def _clause(sentence: str) -> str:
 
 def room_lines(title: str, entries: list[dict], names: list[str] | None = None) -> dict[int, str]:
     """The lines of one feed step (JSON entries of one command, as one reader's feed has them) by
-    version, without the events no one is shown: :data:`HIDDEN`, and a ``seat_botted`` of a seat
+    version, without the events no one is shown: :data:`HIDDEN` and the title grammar's own
+    ``HIDDEN`` (its bookkeeping, e.g. Orange Quest's ``stage``), and a ``seat_botted`` of a seat
     that joined in the same step (``bidder bot took seat 1`` says it). A pure function of the
     entries (the chat core's restart safety rests on it)."""
     joined = {e["body"].get("seat") for e in entries if e["body"].get("type") == "seat_joined"}
+    hidden = HIDDEN | getattr(_grammar(title), "HIDDEN", frozenset())
     out: dict[int, str] = {}
     for e in entries:
         b = e["body"]
-        if b.get("type") in HIDDEN or (b.get("type") == "seat_botted" and b.get("seat") in joined):
+        if b.get("type") in hidden or (b.get("type") == "seat_botted" and b.get("seat") in joined):
             continue
         out[e["version"]] = render_event(title, e, names)
     return out

@@ -42,6 +42,10 @@ HELP = """Orange Quest:
   throw rock|paper|scissors CARD   rock-paper-scissors sharing (secret); pick CARD: I take what I want
 Cards by id: gvozdar1, hook3, dao_cola2, block5 ... (see `view`)."""
 
+HIDDEN = frozenset({"orange_quest.stage"})
+"""Events no chat room or player is shown (kit.room_lines): the day's program moving on says
+nothing a reader needs (what the step does comes as its own events)."""
+
 
 def _card(word: str) -> str:
     return card(word, CARDS, "hook3 or block1")
