@@ -465,3 +465,25 @@ def test_treasure_with_no_card_left_to_set_aside_goes_on_with_the_day():
     f = Flow(s, SeededChance(bytes(32), 0))
     treasure(f)
     assert f.s.phase == "treasure" and len(f.s.asides[0]) == 3
+
+
+@pytest.mark.parametrize("sharing", ["rps", "take", "agree"])
+def test_a_reward_with_no_card_left_to_share_goes_on_with_the_day(sharing):
+    """A boss reward whose cards the deck and the discard pile cannot supply (the candies just
+    won took them all) is neither shared nor handed out: it stalled a 6-seat game of bots
+    (SharingStarted with an empty pool waited for picks of nothing; found by test_liveness)."""
+    from schemas.orange_quest import OthersReward
+    from services.games.orange_quest.flow import Flow
+    from services.kernel import SeededChance
+
+    g = given(4, {0: (), 1: (), 2: (), 3: ()}, phase="party", options={"sharing": sharing})
+    s = rep(g.game.rules, deck=(), discard=(), phase="", boss="andy", leader=None, participants=(0, 1), others=(2, 3),
+            distributor=0)
+    f = Flow(s, SeededChance(bytes(32), 0))
+    f.step_share()
+    f.step_others()
+    assert not [e for e in f.events if isinstance(e, (SharingStarted, OthersReward))]
+    assert f.s.share is None and f.s.table == ()
+    f = Flow(rep(s, deck=tuple(PACK[:20])), SeededChance(bytes(32), 0))  # with cards in the deck both are shared
+    f.step_share()
+    assert [type(e) for e in f.events if isinstance(e, SharingStarted)] == [SharingStarted]

@@ -215,7 +215,8 @@ class Flow:
             self.gain(seat, boss.others.candies + bonus.candies, "others_reward")
 
     def step_share(self) -> None:
-        """The participants' cards on the table, shared by the game's variant."""
+        """The participants' cards on the table, shared by the game's variant; none when the deck
+        and the discard pile are both empty (a sharing of an empty pool waited for picks of nothing)."""
         s = self.s
         boss = BOSSES[s.boss or ""]
         bonus = self._bonus()
@@ -224,7 +225,8 @@ class Flow:
             n += boss.leader.cards + bonus.cards
         if not s.participants or n <= 0:
             return
-        self.take_deck(n, "table", "participant_reward")
+        if not self.take_deck(n, "table", "participant_reward"):  # deck and discard pile empty: nothing to share
+            return
         if len(s.participants) == 1:
             self.move("table", f"hand:{s.participants[0]}", self.s.table, "participant_reward")
             return
@@ -242,13 +244,15 @@ class Flow:
         self.move("table", "discard", pool[k * len(seats):], "surplus")
 
     def step_others(self) -> None:
-        """The others' cards on the table; the leader (or a tied top player) hands them out."""
+        """The others' cards on the table; the leader (or a tied top player) hands them out; none
+        when the deck and the discard pile are both empty."""
         s = self.s
         boss = BOSSES[s.boss or ""]
         n = boss.others.cards + self._bonus().cards
         if not s.others or n <= 0:
             return
-        self.take_deck(n, "table", "others_reward")
+        if not self.take_deck(n, "table", "others_reward"):  # deck and discard pile empty: nothing to hand out
+            return
         if len(s.others) == 1 or s.distributor is None:
             self.move("table", f"hand:{s.others[0]}", self.s.table, "others_reward")
             return
