@@ -1,0 +1,154 @@
+"""Liveness of every registered title: seeded games of bots never stall and always end.
+
+A game of bots is played in process (``LocalGame``) for every title, every seat count and
+the main options, each seat played by one of the title's bots, with now and then a deadline
+falling due (the ``timeout`` the clock service would send) and, in some games, a ``move``
+clock. After every command, while the game is active, it must wait for somebody who can act:
+
+- ``lifecycle.to_move`` is not empty (the title's ``to_move``, or, while a secret choice is
+  open, its seats that have not chosen yet: services/kernel/secret.py);
+- at least one of those seats has a legal command, or a pending deadline (a response window,
+  an agreement timer or a move clock: its timeout plays the default move,
+  services/kernel/clock.py), so a game that waits only for a deadline is alive.
+
+Every game ends within a bound of commands, no bot command is refused and nothing raises.
+Found so far: the Orange Quest Treasure with deck and discard empty (50c9602).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import pytest
+
+from schemas.envelope import Accepted, Timeout
+from services.kernel import game as lifecycle
+from services.kernel import get_title
+from services.kernel.registry import titles
+from services.kernel.runner import LocalGame
+
+
+@dataclass(frozen=True)
+class Case:
+    title: str
+    seats: int
+    options: dict
+    games: int
+    max_moves: int
+
+
+def _cases() -> list[Case]:
+    out: list[Case] = []
+    for seats in range(2, 7):
+        out.append(Case("questeros", seats, {"alternative_god_rule": seats % 2 == 0}, 2, 3000))
+    out.append(Case("questeros", 4, {"alternative_god_rule": False, "clock": "move", "move_seconds": 10}, 1, 3000))
+    for difficulty in (0, 1, 2):
+        out.append(Case("eros_quest", 1, {"difficulty": difficulty}, 3, 3000))
+    for seats in (2, 3, 5, 12, 33):
+        out.append(Case("fate_deck", seats, {}, 1, 3000))
+    for setup in ("random", "manual", "symmetric_1", "symmetric_2"):
+        out.append(Case("orion_duel", 2, {"setup": setup}, 2, 400))
+    out.append(Case("orion_duel", 2, {"setup": "random", "match_games": 3}, 1, 1200))
+    out.append(Case("orion_duel", 2, {"setup": "manual", "match_games": 2, "clock": "move", "move_seconds": 5}, 1, 1200))
+    for opts in ({"mode": "solo"}, {"mode": "coop"}, {"mode": "solo", "quest_board": True, "environments": True},
+                 {"mode": "coop", "companions": True, "environments": True, "quest_board": True}):
+        out.append(Case("quests_over_coffee", 2 if opts["mode"] == "coop" else 1, opts, 2, 1500))
+    for seats in (2, 3, 4):
+        out.append(Case("reventure_orbtale", seats, {"chapter_limit": 40}, 1, 6000))
+    out.append(Case("reventure_orbtale", 2, {"chapter_limit": 1}, 2, 600))
+    out.append(Case("reventure_orbtale", 3, {"chapter_limit": 8, "clock": "move", "move_seconds": 5}, 1, 3000))
+    sharings = ("peaceable", "rps", "take", "agree")
+    for seats in range(2, 7):
+        for i, sharing in enumerate(sharings):
+            opts = {"days": 4 + (seats + i) % 3, "sharing": sharing}
+            if (seats + i) % 4 == 0:
+                opts["window_seconds"] = 0
+            if seats == 2 and i % 2:
+                opts["half_health"] = False
+            if seats == 4 and i == 1:
+                opts["strengthening"] = "on"
+            out.append(Case("orange_quest", seats, opts, 1, 6000))
+    out.append(Case("orange_quest", 3, {"days": 4, "sharing": "agree", "clock": "move", "move_seconds": 5}, 1, 6000))
+    return out
+
+
+CASES = _cases()
+
+
+def _waiting(g: LocalGame) -> tuple[list[int], list[int], str]:
+    """The seats the active game waits for, those of them with a legal command, and "" if it
+    waits for a seat that can act (a legal command, or a deadline whose timeout plays for it),
+    else why not."""
+    title, game = g.title, g.game
+    waiting = lifecycle.to_move(title, game)
+    if not waiting:
+        return [], [], "no seat to move"
+    able = [s for s in waiting if title.legal_commands(game.rules, s)]
+    deadlines = {d.seat for d in game.clock.deadlines} if game.clock is not None else set()
+    if able or deadlines & set(waiting):
+        return waiting, able, ""
+    return waiting, able, f"seats {waiting} have no legal command and no deadline"
+
+
+def _time_out(g: LocalGame, d) -> None:
+    """The time runs to deadline ``d``; its timeout is sent, as the clock service does."""
+    g.now_ms = max(g.now_ms, d.at + 1)
+    out = g.submit(Timeout(seat=d.seat, version=d.set_at), None, command_id=f"timeout:{d.seat}:{d.set_at}")
+    assert isinstance(out, Accepted), out
+
+
+def _fire_deadline(g: LocalGame, rng: random.Random) -> bool:
+    """One pending deadline (a random one) falls due, if there is any."""
+    if g.game.clock is None or not g.game.clock.deadlines:
+        return False
+    _time_out(g, rng.choice(g.game.clock.deadlines))
+    return True
+
+
+def _fire_due(g: LocalGame) -> bool:
+    """The first deadline that has passed falls due, if any."""
+    due = [d for d in g.game.clock.deadlines if d.at < g.now_ms] if g.game.clock is not None else []
+    if due:
+        _time_out(g, min(due, key=lambda d: (d.at, d.seat)))
+    return bool(due)
+
+
+def play(case: Case, seed: int) -> tuple[LocalGame, int]:
+    """One game of bots; returns it and the commands it took. Raises AssertionError on a stall."""
+    title = get_title(case.title)
+    rng = random.Random(f"{case.title}:{case.seats}:{sorted(case.options.items())}:{seed}")
+    g = LocalGame(title, game_id=f"live-{case.title}-{seed}", seed=rng.randbytes(32))
+    g.create_and_start(case.seats, case.options)
+    names = sorted(title.bots)
+    seat_bots = [title.bots[rng.choice(names)] for _ in range(case.seats)]
+    timeouts = rng.choice([0.0, 0.02, 0.1])
+    moves = 0
+    while g.game.status == "active":
+        assert moves < case.max_moves, f"{case} seed {seed}: not over after {moves} commands"
+        _, able, why = _waiting(g)
+        assert not why, f"{case} seed {seed}: stalled at version {g.game.version}: {why}"
+        moves += 1
+        g.now_ms += rng.randrange(0, 3000)
+        if _fire_due(g) or (rng.random() < timeouts and _fire_deadline(g, rng)):
+            continue
+        if not able:  # only a deadline is awaited: it falls due
+            assert _fire_deadline(g, rng)
+            continue
+        seat = rng.choice(able)
+        cmd = seat_bots[seat](title.view(g.game.rules, seat), seat, rng)
+        out = g.submit(cmd, seat)
+        assert isinstance(out, Accepted), f"{case} seed {seed}: the bot's {cmd} refused: {out}"
+    assert g.game.status == "finished", (case, seed, g.game.status)
+    return g, moves
+
+
+def test_every_registered_title_is_covered():
+    shipped = {n for n, t in titles().items() if type(t).__module__.startswith("services.games.")}
+    assert {c.title for c in CASES} == shipped
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.title}-{c.seats}-" + "-".join(f"{k}={v}" for k, v in c.options.items()))
+def test_games_of_bots_never_stall_and_end(case):
+    for seed in range(case.games):
+        play(case, seed)
