@@ -1,6 +1,6 @@
 """A whole game of every title played through /play in real headless Chromium.
 
-Two tabs play (one for the solo titles; bots take any further seat), a third watches; one
+Two tabs play (one for the solo titles; bots take any further seat), a third watches (issue 19); one
 player's tab reloads mid-game and resumes where it left off (the socket's ``since``: no feed
 line twice, none missing). Moves are random picks among the legal moves the page offers
 (seeded), clicked like a person would (cards, quests, hex anchors, move buttons).
@@ -57,7 +57,7 @@ CASES = [
     Case("eros_quest", 1, 1, shot_at=12),
     Case("fate_deck", 3, 2, bot="random", shot_at=6, avoid_first=("fate_deck.end_session",)),
     Case("reventure_orbtale", 3, 2, {"chapter_limit": 4}, bot="random", shot_at=6),
-    Case("orange_quest", 2, 1, {"days": 4}, bot="leader", shot_at=10),
+    Case("orange_quest", 2, 2, {"days": 4}, shot_at=10),
 ]
 MAX_MOVES = 2000
 
