@@ -112,6 +112,16 @@ async def closed_loop(url: str, settings: Any, games: int, seconds: float, seed:
         await r.aclose()
 
 
+async def _drained(url: str, settings: Any) -> None:
+    from services.adapters.redis_store import connect
+
+    r = connect(url)
+    try:
+        await load.drain(r, settings)
+    finally:
+        await r.aclose()
+
+
 def stage_profile(url: str, workdir: Path, *, games: int, seconds: float, top: int, uvloop: bool = True,
                   out: Any = print) -> dict[str, Any]:
     """One unprofiled pass (CPU ms per command of each process from /proc) and one profiled pass
@@ -140,6 +150,7 @@ def stage_profile(url: str, workdir: Path, *, games: int, seconds: float, top: i
             # warm-up with as many games: the services are up, the groups exist, every connection
             # the run needs is made and every module imported (neither is in the profile)
             anyio.run(closed_loop, url, settings, games, 1.0, 999)
+            anyio.run(_drained, url, settings)  # the projector too has handled the warm-up (its titles imported)
             cpu = load.Cpu({n: p.pid for n, p in procs.items()} | {"client": os.getpid()})
             prof = cProfile.Profile(time.process_time) if profiled else None
             cpu.start()
