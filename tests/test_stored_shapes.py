@@ -181,3 +181,37 @@ def test_a_corrupt_event_is_parked_by_the_projector_and_replay_and_audit_answer_
         assert out.returncode == 2, (args, out.stdout, out.stderr)
         assert len(lines) == 1 and "Traceback" not in out.stderr, (args, lines)
         assert gid in lines[0] and f"version {bad}" in lines[0], (args, lines)
+
+
+def test_an_old_snapshot_without_the_choice_change_count_is_rewritten_from_the_stream(settings):
+    """Secret choices count each seat's changes (``Game.choices.changes``, services/kernel/secret.py):
+    a snapshot older code wrote without that field is ignored and rewritten, so the count (the
+    bound a seat's changes are held to) always comes from the stored ChoiceMade events."""
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings)
+        k = settings.keys
+        orb = get_title("reventure_orbtale")
+        store = EventStore(r, settings)
+        try:
+            async with services_running(settings, titles=["reventure_orbtale"], projector=False, r=r):
+                gid, _ = await c.setup("reventure_orbtale", 2, {})
+                game = fold(orb, await store.read_events(codec("reventure_orbtale"), gid))
+                picks = orb.legal_commands(game.rules, 0)[:3]
+                for pick in picks:  # a choice, then two changes
+                    out = await c.submit("reventure_orbtale", gid, pick, 0)
+                    assert out.version > 0, out
+                again = await c.submit("reventure_orbtale", gid, picks[-1], 0)
+                assert again.code == "choice_unchanged", again
+            full = fold(orb, await store.read_events(codec("reventure_orbtale"), gid))
+            assert full.choices is not None and full.choices.changes == (2,)
+            old = msgspec.to_builtins(full, builtin_types=(bytes,))
+            del old["choices"]["changes"]  # the shape older code stored, in the bare format
+            await r.set(k.game(gid, "snap"), msgspec.msgpack.encode(old))
+            loaded = await store.load(codec("reventure_orbtale"), gid)
+            assert loaded == full and loaded.choices.changes == (2,)
+            assert await store.read_snapshot(codec("reventure_orbtale"), gid) == full  # rewritten
+        finally:
+            await r.aclose()
+
+    anyio.run(main)
