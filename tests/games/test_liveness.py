@@ -1,7 +1,8 @@
 """Liveness of every registered title: seeded games of bots never stall and always end.
 
 A game of bots is played in process (``LocalGame``) for every title, every seat count and
-the main options, each seat played by one of the title's bots, with now and then a deadline
+the main options, each seat played by one of the title's bots, now and then a legal command of
+a seat the game does not wait for (the title's ``off_turn``), and now and then a deadline
 falling due (the ``timeout`` the clock service would send) and, in some games, a ``move``
 clock. After every command, while the game is active, it must wait for somebody who can act:
 
@@ -12,7 +13,8 @@ clock. After every command, while the game is active, it must wait for somebody 
   services/kernel/clock.py), so a game that waits only for a deadline is alive.
 
 Every game ends within a bound of commands, no bot command is refused and nothing raises.
-Found so far: the Orange Quest Treasure with deck and discard empty (50c9602).
+Found so far: Orange Quest waiting for nobody when the deck and the discard pile were both empty,
+at a Treasure (50c9602) and at a boss reward's sharing (7b71fa9).
 """
 
 from __future__ import annotations
@@ -114,6 +116,20 @@ def _fire_due(g: LocalGame) -> bool:
     return bool(due)
 
 
+def _off_turn(g: LocalGame, waiting: list[int], rng: random.Random) -> bool:
+    """A seat the game does not wait for sends one of its legal commands (an off-turn Block,
+    a given item, a hand-in), if one has any. A seat that has made its secret choice may be
+    refused for sending it again unchanged (or changing it too often): that is not a stall."""
+    seat = rng.choice([s for s in range(len(g.game.seats)) if s not in waiting] or [None])
+    legal = g.title.legal_commands(g.game.rules, seat) if seat is not None else []
+    if not legal:
+        return False
+    cmd = rng.choice(legal)
+    out = g.submit(cmd, seat)
+    assert isinstance(out, Accepted) or out.code in ("choice_unchanged", "too_many_changes"), (cmd, out)
+    return True
+
+
 def play(case: Case, seed: int) -> tuple[LocalGame, int]:
     """One game of bots; returns it and the commands it took. Raises AssertionError on a stall."""
     title = get_title(case.title)
@@ -126,11 +142,13 @@ def play(case: Case, seed: int) -> tuple[LocalGame, int]:
     moves = 0
     while g.game.status == "active":
         assert moves < case.max_moves, f"{case} seed {seed}: not over after {moves} commands"
-        _, able, why = _waiting(g)
+        waiting, able, why = _waiting(g)
         assert not why, f"{case} seed {seed}: stalled at version {g.game.version}: {why}"
         moves += 1
         g.now_ms += rng.randrange(0, 3000)
         if _fire_due(g) or (rng.random() < timeouts and _fire_deadline(g, rng)):
+            continue
+        if title.off_turn and rng.random() < 0.1 and _off_turn(g, waiting, rng):
             continue
         if not able:  # only a deadline is awaited: it falls due
             assert _fire_deadline(g, rng)
