@@ -142,6 +142,105 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _processes(env: dict[str, str], split: bool, port: int, log_path: Path) -> list[Any]:
+    """Start the services and the gateway (the last of the list) as :func:`flood` says, logging to ``log_path``."""
+    import subprocess
+
+    procs: list[Any] = []
+    with open(log_path, "wb") as log_file:
+        cli = [sys.executable, "-m", "services.cli"]
+        if split:
+            procs.append(subprocess.Popen([*cli, "serve", "--no-gateway"], env=env, stdout=log_file,
+                                          stderr=subprocess.STDOUT, cwd=RESULTS.parents[2]))
+            procs.append(subprocess.Popen([*cli, "gateway", "--port", str(port)], env=env,
+                                          stdout=log_file, stderr=subprocess.STDOUT, cwd=RESULTS.parents[2]))
+        else:
+            procs.append(subprocess.Popen([*cli, "serve", "--port", str(port)], env=env,
+                                          stdout=log_file, stderr=subprocess.STDOUT, cwd=RESULTS.parents[2]))
+    return procs
+
+
+async def _services_up(base: str, procs: list[Any], split: bool, log_path: Path) -> None:
+    await _until_up(base, procs[-1])
+    with anyio.fail_after(120):  # the services' process too (its workers and projector have started)
+        while split and b"projector_started" not in log_path.read_bytes():
+            if procs[0].poll() is not None:
+                raise RuntimeError(f"questhall serve --no-gateway exited with {procs[0].returncode}")
+            await anyio.sleep(0.1)
+
+
+def _stop(procs: list[Any]) -> None:
+    import subprocess
+
+    for proc in procs:
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+async def command_path(redis_url: str, n: int, split: bool = True) -> dict[str, Any]:
+    """The cost of one command over a seat's socket (issue 11): ``n`` commands of a one-seat toy
+    game sent one after another over the seat's socket, each waited for until its outcome frame
+    and then its view frame. Returns the latencies (ms, p50/p99) and Redis commands per socket
+    command by name (``INFO commandstats``, every process: gateway, worker, projector)."""
+    import tempfile
+
+    from services.sdk import Gateway as Gw
+
+    port = _free_port()
+    work = Path(tempfile.mkdtemp(prefix="qh-cmdpath-"))
+    env = dict(os.environ)
+    env.update({"REDIS_URL": redis_url, "QUESTHALL_NAMESPACE": f"cp{uuid.uuid4().hex[:10]}", "QUESTHALL_PARTITIONS": "4",
+                "QUESTHALL_LOG": "json", "QUESTHALL_RATE_PER_SEAT": "100000", "QUESTHALL_EXTRA_TITLES": "tests.toygame",
+                "PYTHONPATH": str(RESULTS.parents[2])})
+    log_path = work / "gateway.log"
+    procs = _processes(env, split, port, log_path)
+    r = connect(redis_url)
+    out: dict[str, Any] = {"commands": n, "load_average_before": round(os.getloadavg()[0], 2)}
+    try:
+        base = f"http://127.0.0.1:{port}"
+        await _services_up(base, procs, split, log_path)
+        async with Gw(base, timeout=60) as gw:
+            g = await gw.create("toy", 1, options={"target": 1000})
+            seat = await gw.join(g.game_id, "a", seat_key=False)
+            started = await seat.start()
+            async with seat.subscribe(since=started.version - 1) as sub:  # a view comes (also from main before 16:00)
+                while (await sub.recv(timeout=30))["type"] != "view":
+                    pass
+                stats0 = await r.info("commandstats")
+                outcome_ms, view_ms = [], []
+                for i in range(n):
+                    t0 = time.perf_counter()
+                    await sub.send(seat.ws_command({"type": "toy.add", "n": 1}, command_id=f"cp{i}"))
+                    version = None
+                    while True:
+                        m = await sub.recv(timeout=30)
+                        if m["type"] == "outcome":
+                            assert m["status"] == "accepted", m
+                            version = m["version"]
+                            outcome_ms.append((time.perf_counter() - t0) * 1000)
+                        elif m["type"] == "view" and version is not None and m["version"] >= version:
+                            view_ms.append((time.perf_counter() - t0) * 1000)
+                            break
+                stats1 = await r.info("commandstats")
+        calls = {k[len("cmdstat_"):]: (v["calls"] - stats0.get(k, {}).get("calls", 0)) / n for k, v in stats1.items()}
+        calls = {k: round(v, 2) for k, v in sorted(calls.items(), key=lambda kv: -kv[1]) if v >= 0.01 and k != "info"}
+        outcome_ms.sort()
+        view_ms.sort()
+        out.update({"outcome_p50_ms": round(outcome_ms[n // 2], 2), "outcome_p99_ms": round(outcome_ms[int(n * 0.99)], 2),
+                    "view_p50_ms": round(view_ms[n // 2], 2), "view_p99_ms": round(view_ms[int(n * 0.99)], 2),
+                    "redis_calls_per_command": round(sum(calls.values()), 2), "redis_calls_by_name": calls,
+                    "load_average_after": round(os.getloadavg()[0], 2)})
+    finally:
+        _stop(procs)
+        await r.aclose()
+    return out
+
+
 async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: int = 1,
                 split: bool = True) -> dict[str, Any]:
     """Run the flood; returns the figures (see the module docstring).
@@ -173,27 +272,12 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
     out: dict[str, Any] = {"sockets": sockets, "creates": creates, "refused": refused, "seed": seed,
                            "processes": "gateway alone, services in another" if split else "one questhall serve",
                            "load_average_before": round(os.getloadavg()[0], 2)}
-    procs: list[Any] = []
-    with open(log_path, "wb") as log_file:
-        cli = [sys.executable, "-m", "services.cli"]
-        if split:
-            procs.append(subprocess.Popen([*cli, "serve", "--no-gateway"], env=env, stdout=log_file,
-                                          stderr=subprocess.STDOUT, cwd=RESULTS.parents[2]))
-            gateway = subprocess.Popen([*cli, "gateway", "--port", str(port)], env=env,
-                                       stdout=log_file, stderr=subprocess.STDOUT, cwd=RESULTS.parents[2])
-        else:
-            gateway = subprocess.Popen([*cli, "serve", "--port", str(port)], env=env,
-                                       stdout=log_file, stderr=subprocess.STDOUT, cwd=RESULTS.parents[2])
-        procs.append(gateway)
+    procs = _processes(env, split, port, log_path)
+    gateway = procs[-1]
     honest_proc = None
     try:
         base = f"http://127.0.0.1:{port}"
-        await _until_up(base, gateway)
-        with anyio.fail_after(120):  # the services' process too (its workers and projector have started)
-            while split and b"projector_started" not in log_path.read_bytes():
-                if procs[0].poll() is not None:
-                    raise RuntimeError(f"questhall serve --no-gateway exited with {procs[0].returncode}")
-                await anyio.sleep(0.1)
+        await _services_up(base, procs, split, log_path)
         async with Gateway(base, timeout=60) as gw, httpx.AsyncClient(base_url=base, timeout=60) as http:
             watched = await gw.create("questeros", 2)
             target = await gw.create("questeros", 3)
@@ -256,14 +340,7 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
             view = await b.view()
             out["honest_game_version"] = view["version"]
     finally:
-        for proc in (honest_proc, *procs):
-            if proc is not None and proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
+        _stop([honest_proc, *procs])
     out["load_average_after"] = round(os.getloadavg()[0], 2)
     out["cpu_cores"] = os.cpu_count()
     logs = log_path.read_text(errors="replace")
@@ -284,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--one-process", action="store_true",
                     help="the gateway and every service in one questhall serve (default: the gateway alone, as deployed)")
+    ap.add_argument("--command-path", type=int, default=0, metavar="N",
+                    help="instead: N commands over one seat socket, latency and Redis calls per command (printed only)")
     args = ap.parse_args(argv)
     url = os.environ.get("REDIS_URL")
     server = None
@@ -296,6 +375,9 @@ def main(argv: list[str] | None = None) -> int:
         server.start()
         url = server.url
     try:
+        if args.command_path:
+            print(json.dumps(anyio.run(command_path, url, args.command_path, not args.one_process), indent=1))
+            return 0
         out = anyio.run(flood, url, args.sockets, args.creates, args.refused, args.seed, not args.one_process)
     finally:
         if server is not None:

@@ -7,6 +7,7 @@ and re-encoded. Errors are :class:`ApiError` (HTTP status, stable code, one sent
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections import OrderedDict
@@ -133,6 +134,8 @@ class GatewayService:
         self.changes = ChangeFeed(r, self.keys)
         """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
         self._titles: OrderedDict[str, str] = OrderedDict()
+        self._title_reads: dict[str, asyncio.Future] = {}
+        """Titles being read (one read per game however many requests ask at once)."""
         self._holders: OrderedDict[str, tuple[int | None, ...]] = OrderedDict()
         self.verdicts: OrderedDict[str, Any] = OrderedDict()
         self.replays: OrderedDict[str, list[bytes]] = OrderedDict()
@@ -371,7 +374,16 @@ class GatewayService:
         self.check_game_id(game_id)
         t = self._titles.get(game_id)
         if t is None:
-            raw = await self.r.hget(self.keys.game(game_id, "meta"), "title")
+            while (pending := self._title_reads.get(game_id)) is not None:  # being read (5,000 sockets opening
+                await asyncio.shield(pending)                               # on one game): wait for that read
+                if (t := self._titles.get(game_id)) is not None:
+                    return t
+            pending = self._title_reads[game_id] = asyncio.get_running_loop().create_future()
+            try:
+                raw = await self.r.hget(self.keys.game(game_id, "meta"), "title")
+            finally:
+                del self._title_reads[game_id]
+                pending.set_result(None)
             if raw is None:
                 raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
             t = raw.decode()

@@ -63,8 +63,14 @@ class _Pusher:
         self.lock = anyio.Lock()
 
     async def send(self, data: bytes) -> None:
-        async with self.lock:
+        try:  # uncontended (the usual case): no checkpoint, so a catch-up's frames go out without yielding each
+            self.lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await self.lock.acquire()
+        try:
             await self.socket.send_data(data.decode(), mode="text")
+        finally:
+            self.lock.release()
 
     async def _send_entries(self, rows: list[tuple[int, bytes]]) -> None:
         for v, entry in rows:
@@ -109,9 +115,9 @@ class _Pusher:
 
 async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     gw: GatewayService = socket.app.state.gw
-    await socket.accept()
     kind = "spectator" if seat is None else "seat"
     try:
+        await socket.accept()
         since_raw = socket.query_params.get("since") or "0"
         if not (since_raw.isascii() and since_raw.isdigit()) or len(since_raw) > 12:  # not "²": int() refuses it
             await socket.close(4400, "bad_since: since is a version, a whole number >= 0")
@@ -123,6 +129,9 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
         await gw.title_of(game_id)
     except ApiError as exc:
         await socket.close(CLOSE_FOR_STATUS.get(exc.status, 4400), f"{exc.code}: {exc.message}"[:120])
+        return
+    except Exception as exc:  # noqa: BLE001 - before the socket is served: never Litestar's bare 4500
+        await _failed(socket, game_id, exc)
         return
     address = socket.client.host if socket.client else "unknown"
     refused = gw.socket_opened(address)
@@ -139,22 +148,29 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     except WebSocketDisconnect:
         pass
     except Exception as exc:  # noqa: BLE001 - a socket must never take the gateway down
-        kind_of = _failure(exc)
-        if kind_of == "redis":  # Redis gone or its pool exhausted: no traceback
-            log.warning("socket_redis_unavailable", game_id=game_id, error_type=_leaf_types(exc))
-            try:
-                await socket.close(1013, "unavailable: the backend store is unavailable; reconnect shortly")
-            except Exception:  # noqa: BLE001
-                pass
-        elif kind_of == "error":
-            log.error("socket_failed", game_id=game_id, error_type=type(exc).__name__, exc_info=exc)
-            try:
-                await socket.close(1011, "internal_error")
-            except Exception:  # noqa: BLE001
-                pass
+        await _failed(socket, game_id, exc)
     finally:
         gw.metrics.sockets.labels(kind=kind).dec()
         gw.socket_closed(address)
+
+
+async def _failed(socket: WebSocket, game_id: str, exc: Exception) -> None:
+    """Close a socket whose handling failed: 1013 if Redis is unavailable or the pool exhausted
+    (a warning, no traceback: reconnect shortly), nothing if the client went away, else 1011
+    (logged with its traceback)."""
+    kind_of = _failure(exc)
+    if kind_of == "closed":
+        return
+    if kind_of == "redis":
+        log.warning("socket_redis_unavailable", game_id=game_id, error_type=_leaf_types(exc))
+        code, reason = 1013, "unavailable: the backend store is unavailable; reconnect shortly"
+    else:
+        log.error("socket_failed", game_id=game_id, error_type=type(exc).__name__, exc_info=exc)
+        code, reason = 1011, "internal_error"
+    try:
+        await socket.close(code, reason)
+    except Exception:  # noqa: BLE001 - the client is gone too
+        pass
 
 
 async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claims: Any) -> None:
