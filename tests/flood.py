@@ -318,7 +318,9 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
             out["honest_requests"] = len(lat)
             out["honest_errors"] = honest["errors"]
             out["honest_p50_s"] = round(lat[len(lat) // 2], 4) if lat else None
-            out["honest_p99_s"] = round(lat[min(len(lat) - 1, int(len(lat) * 0.99))], 4) if lat else None
+            for q in (90, 95, 99):
+                out[f"honest_p{q}_s"] = round(lat[min(len(lat) - 1, int(len(lat) * q / 100))], 4) if lat else None
+            out["honest_max_s"] = round(lat[-1], 4) if lat else None
             # held = still open now (a socket the gateway closed after its handshake, e.g. 1013, is not held)
             out["sockets_held"] = sum(1 for s in held if s.state.name == "OPEN")
             out["sockets_refused"] = len(closed)
