@@ -164,7 +164,8 @@ def main() -> None:
     sc.step(0, bid(1))
     sc.step(0, play("o3"))
     sc.step(1, play("e2"), checks=[chk("view.mentor_pending", equals=1), chk("view.to_move", equals=[1])])
-    sc.step(0, play("b1"), "rejected:mentor_choice_pending")
+    sc.step(0, play("b1"), "rejected:not_your_turn",
+            note="the lifecycle answers a seat not to move before the rules (the Mentor choice is pending)")
     sc.step(1, look(1), "rejected:bad_mentor_target")
     sc.step(1, look(0), checks=[
         chk("view.mentor_look.cards", seat=1, equals=b(1, 2, 3, 4, 5, 6, 7, 8, 9)),
