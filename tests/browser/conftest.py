@@ -141,9 +141,12 @@ class Page:
 
     def wait(self, what: Callable[[Page], Any], message: str = "", timeout: float = WAIT_S) -> Any:
         """Wait until ``what(page)`` is truthy and return it (raises TimeoutException after ``timeout``)."""
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self._on(), timeout, poll_frequency=0.05).until(lambda _d: what(self), message)
+        # a re-render between finding an element and reading it makes it stale: look again
+        return WebDriverWait(self._on(), timeout, poll_frequency=0.05,
+                             ignored_exceptions=(StaleElementReferenceException,)).until(lambda _d: what(self), message)
 
     def css(self, selector: str) -> list[Any]:
         from selenium.webdriver.common.by import By

@@ -86,6 +86,19 @@ def moves(page: Page) -> list[Any]:
     return [b for b in page.css("#moves button.move, #board .move") if b.is_enabled()]
 
 
+_MOVES_JS = "[...document.querySelectorAll('#moves button.move, #board .move')].filter(b => !b.disabled)"
+
+
+def move_types(page: Page) -> list[str]:
+    """The ``data-type`` of each enabled legal-move control, read in one round trip (no stale element)."""
+    return page.js(f"return {_MOVES_JS}.map(b => b.dataset.type)")
+
+
+def click_first_move(page: Page) -> bool:
+    """Click the first enabled legal-move control inside the page (found and clicked in one step)."""
+    return page.js(f"const b = {_MOVES_JS}[0]; if (b) b.click(); return !!b;")
+
+
 def feed_versions(page: Page) -> list[int]:
     return [int(v) for v in page.js("return [...document.querySelectorAll('#feed li')].map(li => li.dataset.version)")]
 

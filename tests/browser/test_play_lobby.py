@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from tests.browser.play import (
     body,
+    click_first_move,
     create,
     feed_versions,
     join,
     lobby,
+    move_types,
     moves,
     open_game,
     start,
@@ -31,8 +33,8 @@ def test_create_join_watch_and_reload(browser, web_gateway):
         page.wait(lambda p: body(p, "status") == "active" and p.css("#board .hand, #board .table"), "no Questeros board")
     # exactly one seat bids first: its page shows the bids as buttons, the other none
     mover = ann.wait(lambda _p: next((p for p in (ann, bob) if body(p, "myTurn") == "yes"), None))
-    mover.wait(lambda p: moves(p))
-    assert all(b.get_attribute("data-type") == "questeros.bid" for b in moves(mover))
+    types = mover.wait(lambda p: move_types(p))
+    assert set(types) == {"questeros.bid"}
     assert moves(watcher) == [] and "Spectators see no moves." in watcher.text("#moves")
     assert body(watcher, "seat") == "spectator" and "Ann" in watcher.text("#game-head")
     # a reload keeps the seat (the token lives in the tab) and shows the feed kept so far
@@ -45,8 +47,7 @@ def test_create_join_watch_and_reload(browser, web_gateway):
     bob.js("window.questhall.socket.drop()")
     v = version(bob)
     mover = next(p for p in (ann, bob) if body(p, "myTurn") == "yes")
-    mover.wait(lambda p: moves(p))
-    mover.js("arguments[0].click()", moves(mover)[0])
+    mover.wait(lambda p: click_first_move(p))
     bob.wait(lambda p: version(p) > v and p.js("return document.querySelector('#conn').dataset.state") == "live")
     vs = feed_versions(bob)
     assert vs == sorted(set(vs)) and "bids" in bob.text("#feed").splitlines()[-1]
