@@ -23,34 +23,46 @@ def test_play_a_short_game_in_a_terminal(gateway, title, extra):
     child = pexpect.spawn(QUESTHALL, ["play", "--url", gateway.url, "--title", title, "--name", "Tess", "--seed", "5", *extra],
                           env=env, encoding="utf-8", timeout=30, dimensions=(50, 200))
     screen = child.logfile_read = io.StringIO()
+
+    class Over(Exception):
+        """GAME OVER came (the bots may end the game between our prompt and our word)."""
+
+    def expect(pattern):
+        patterns = pattern if isinstance(pattern, list) else [pattern]
+        i = child.expect([*patterns, "GAME OVER"])
+        if i == len(patterns):
+            raise Over
+        return i
+
     try:
         child.expect("Type help")
         moves = 0
         first = True
-        while True:
-            i = child.expect(["your move> ", "GAME OVER"])
-            if i == 1:
-                break
-            if first:  # the words of the kit, and a helpful error, once
-                first = False
-                child.sendline("help")
-                child.expect("Also: help, moves")
-                child.expect("your move> ")  # the prompt comes back after every local word
-                child.sendline("moves")
-                child.expect(r"\d+ moves: ")
-                child.expect("your move> ")
-                child.sendline("dance")
-                child.expect(r"\? Unknown word 'dance'")
-                child.expect("your move> ")
-            child.sendline("hint")
-            if child.expect([r"hint: \(not your move\)", r"hint: ([^\r\n]+)\r\n"]) == 0:
-                continue  # a prompt printed twice for one turn (two views pushed): the game moved on
-            suggestion = child.match.group(1)
-            child.expect("your move> ")
-            assert not suggestion.startswith("(")
-            child.sendline(suggestion)
-            moves += 1
-            assert moves < 200
+        try:
+            while True:
+                expect("your move> ")
+                if first:  # the words of the kit, and a helpful error, once
+                    first = False
+                    child.sendline("help")
+                    expect("Also: help, moves")
+                    expect("your move> ")  # the prompt comes back after every local word
+                    child.sendline("moves")
+                    expect(r"\d+ moves: ")
+                    expect("your move> ")
+                    child.sendline("dance")
+                    expect(r"\? Unknown word 'dance'")
+                    expect("your move> ")
+                child.sendline("hint")
+                if expect([r"hint: \(not your move\)", r"hint: ([^\r\n]+)\r\n"]) == 0:
+                    continue  # a prompt printed twice for one turn (two views pushed): the game moved on
+                suggestion = child.match.group(1)
+                expect("your move> ")
+                assert not suggestion.startswith("(")
+                child.sendline(suggestion)
+                moves += 1
+                assert moves < 200
+        except Over:
+            pass
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
@@ -58,7 +70,7 @@ def test_play_a_short_game_in_a_terminal(gateway, title, extra):
     # we moved at least once; how many of our moves a game takes depends on when the bots' views arrive (a prompt
     # printed twice for one turn is skipped above), and an Orbtale game may end at once by four orbs drawn after the
     # hero pick (rulebook: instant win)
-    assert moves >= 1
+    assert moves >= (0 if title == "reventure_orbtale" else 1)
     out = screen.getvalue()
     assert "Waiting for players" not in out  # bots took the other seats: nobody is awaited
     if title == "orion_duel":  # the board is drawn again after every move, the bots' and ours
