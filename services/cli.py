@@ -478,9 +478,25 @@ def play(url: Annotated[str, typer.Option(help="The gateway.")] = "http://127.0.
             opts[k] = msgspec.json.decode(v)
         except msgspec.DecodeError:
             opts[k] = v
-    code = anyio.run(lambda: run_play(url, title=title, seats=seats, name=name, game_id=join, seat=seat,
-                                      open_seats=open_seats, options=opts, seed=seed))
+    import httpx
+
+    try:
+        code = anyio.run(lambda: run_play(url, title=title, seats=seats, name=name, game_id=join, seat=seat,
+                                          open_seats=open_seats, options=opts, seed=seed))
+    except (httpx.ConnectError, BaseExceptionGroup) as e:
+        if not _caused_by(e, httpx.ConnectError):
+            raise
+        Console(stderr=True).print(f"No gateway answers at {url}: start one (make serve) or name it with --url.",
+                                   markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
     raise typer.Exit(code)
+
+
+def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``e`` is a ``kind`` or an exception group holding one (at any depth)."""
+    if isinstance(e, kind):
+        return True
+    return isinstance(e, BaseExceptionGroup) and any(_caused_by(x, kind) for x in e.exceptions)
 
 
 @app.command()

@@ -120,3 +120,22 @@ def test_questhall_titles_reads_naturally():
     assert "orion_duel: Orion Duel, 2 seats," in out
     assert "undoable moves: bid;" in out and "no move can be undone" in out
     assert len(titles()) >= 6 and out.count("(hints: ") == len(titles())
+
+
+def test_play_without_a_gateway_says_so_in_one_line():
+    """``questhall play`` against an address nobody answers: one line naming it, exit 2, no traceback
+    (it printed httpx's 200-line traceback; found by a newcomer before ``make serve``)."""
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as s:  # a free port: bound, then closed, so nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    exe = str(Path(sys.executable).with_name("questhall"))
+    p = subprocess.run([exe, "play", "--url", f"http://127.0.0.1:{port}", "--title", "questeros"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    assert p.stderr.strip() == f"No gateway answers at http://127.0.0.1:{port}: start one (make serve) or name it with --url."
+    assert "Traceback" not in p.stdout + p.stderr
