@@ -109,8 +109,11 @@ async def play_bot_game(client: BusClient, name: str, seats: int, rng: random.Ra
                 stats.rejected += 1
         for seat in to_move:
             sv = await client.view(gid, seat)
+            view = msgspec.convert(sv["view"], title.view_type)
+            if seat not in sv.get("to_move", [seat]) or getattr(view, "legal", None) == []:
+                continue  # an earlier seat's move of this round closed this seat's decision (e.g. a response window)
             bot = bots[seat % len(bots)]
-            cmd = bot(msgspec.convert(sv["view"], title.view_type), seat, rng)
+            cmd = bot(view, seat, rng)
             t0 = time.perf_counter()
             out = await client.submit(name, gid, cmd, seat)
             stats.latencies.append(time.perf_counter() - t0)
