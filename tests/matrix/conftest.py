@@ -119,8 +119,9 @@ class Player:
                     await self.changed.wait()
         return await asyncio.wait_for(first(), timeout)
 
-    async def wait_index(self, pred: Callable[[Seen], bool], start: int = 0, timeout: float = 60.0) -> int:
+    async def wait_index(self, pred: Callable[[Seen], bool], start: int = 0, timeout: float = 120.0) -> int:
         """The index in ``seen`` of the first message from ``start`` on for which ``pred`` holds."""
+        # (an upper bound, not a wait: a hint's round trip through Synapse once took over 60 s in a loaded CI run)
         async def first() -> int:
             async with self.changed:
                 while True:
