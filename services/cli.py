@@ -410,6 +410,8 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     logs.configure()
     from services.runtime.serve import services_running
 
+    if gateway:
+        _port_free_or_exit(host, port)
     extra = {"clock": True, "bots": True, "notifier": _notifier_config()}
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
@@ -426,6 +428,24 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
         _run_until_stopped(main)
 
 
+def _port_free_or_exit(host: str, port: int) -> None:
+    """Exit 2 with one line if ``host:port`` is already taken (else uvicorn's bind error came
+    after every service had started, with a traceback). Port 0 (a free one) is never taken."""
+    import socket
+
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a closed socket's TIME_WAIT is no hold
+        try:
+            probe.bind((host, port))
+        except OSError as e:
+            err.print(f"Cannot listen on {host}:{port} ({e.strerror}): another gateway (make serve?) may hold it; "
+                      f"pick another port with --port (make serve ARGS=\"--port 8001\").", markup=False, highlight=False,
+                      soft_wrap=True)
+            raise typer.Exit(2) from None
+
+
 @app.command("gateway")
 def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] = "127.0.0.1",
                 port: Annotated[int, typer.Option(help="Listen on this port.")] = 8000) -> None:
@@ -439,6 +459,7 @@ def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] 
     from services.gateway.config import GatewayConfig
     from services.gateway.server import gateway_running
 
+    _port_free_or_exit(host, port)
     s = _settings(_url())
     cfg = GatewayConfig().with_keys()
     replicas = int(os.environ.get("QUESTHALL_REPLICAS", "1") or "1")

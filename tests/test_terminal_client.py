@@ -139,3 +139,26 @@ def test_play_without_a_gateway_says_so_in_one_line():
     assert p.returncode == 2
     assert p.stderr.strip() == f"No gateway answers at http://127.0.0.1:{port}: start one (make serve) or name it with --url."
     assert "Traceback" not in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "gateway"])
+def test_serve_on_a_taken_port_says_so_in_one_line(command):
+    """``questhall serve`` / ``gateway`` on a port another process listens on: one line and exit 2
+    before any service starts (uvicorn's bind error came after every worker had started, with a
+    60-line traceback; found by a newcomer running a second ``make serve``)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        exe = str(Path(sys.executable).with_name("questhall"))
+        p = subprocess.run([exe, command, "--port", str(port)], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, REDIS_URL="redis://127.0.0.1:1/0"))  # never reached
+    assert p.returncode == 2, p.stderr
+    assert f"Cannot listen on 127.0.0.1:{port}" in p.stderr and "--port" in p.stderr
+    assert "Traceback" not in p.stdout + p.stderr
