@@ -110,7 +110,7 @@ async def play_bot_game(client: BusClient, name: str, seats: int, rng: random.Ra
         for seat in to_move:
             sv = await client.view(gid, seat)
             view = msgspec.convert(sv["view"], title.view_type)
-            if seat not in sv.get("to_move", [seat]) or getattr(view, "legal", None) == []:
+            if seat not in sv.get("to_move", [seat]):
                 continue  # an earlier seat's move of this round closed this seat's decision (e.g. a response window)
             bot = bots[seat % len(bots)]
             cmd = bot(view, seat, rng)
