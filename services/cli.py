@@ -93,15 +93,9 @@ def redis_url(embedded_ok: bool):
 
 
 def _redacted(url: str) -> str:
-    """``url`` without its password (``redis://user:***@host:port/db``)."""
-    from urllib.parse import urlsplit, urlunsplit
+    from services.adapters.redis_store import redacted_url
 
-    u = urlsplit(url)
-    if not u.password:
-        return url
-    host = u.hostname or ""
-    netloc = f"{u.username or ''}:***@{host}" + (f":{u.port}" if u.port else "")
-    return urlunsplit((u.scheme, netloc, u.path, u.query, u.fragment))
+    return redacted_url(url)
 
 
 def _log_redis_in_use() -> None:
@@ -552,7 +546,7 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
         try:
             meta = await r.hgetall(s.keys.game(game_id, "meta"))
             if not meta:
-                err.print(f"No game {game_id!r} in namespace {s.namespace!r}.")
+                err.print(f"No game {game_id!r} in namespace {s.namespace!r} on {_redacted(s.url)}.")
                 return 2
             c = codec(meta[b"title"].decode())
             try:

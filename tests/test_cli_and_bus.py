@@ -40,6 +40,7 @@ def test_replay_prints_the_folded_state_and_a_seat_view(settings, monkeypatch):
     assert seat["seat"] == 1 and seat["view"]["my_card"] == state["rules"]["cards"][1]
     missing = runner.invoke(app, ["replay", "no-such-game"])
     assert missing.exit_code == 2 and "No game" in missing.output
+    assert f" on {settings.url}" in missing.output.replace("\n", "")  # which Redis was searched (a newcomer read "gone")
     rb = runner.invoke(app, ["rebuild"])
     assert rb.exit_code == 0 and "1 games" in rb.output
 

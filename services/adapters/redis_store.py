@@ -44,6 +44,18 @@ _SNAPSHOT_DECODER = msgspec.msgpack.Decoder(lifecycle.Snapshot)
 ENC = msgspec.msgpack.Encoder()
 
 
+def redacted_url(url: str) -> str:
+    """``url`` without its password (``redis://user:***@host:port/db``), for messages and logs."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    u = urlsplit(url)
+    if not u.password:
+        return url
+    host = u.hostname or ""
+    netloc = f"{u.username or ''}:***@{host}" + (f":{u.port}" if u.port else "")
+    return urlunsplit((u.scheme, netloc, u.path, u.query, u.fragment))
+
+
 @dataclass(frozen=True)
 class Settings:
     """Connection and layout settings, from the environment by default."""

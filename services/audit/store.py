@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from services.adapters import ended
-from services.adapters.redis_store import Settings
+from services.adapters.redis_store import Settings, redacted_url
 from services.audit.verify import Verdict, audit_bundle, build_bundle
 
 
@@ -38,7 +38,7 @@ _PUBLIC = ("finished", "abandoned")
 async def _status(r: Any, settings: Settings, game_id: str) -> str:
     meta = await r.hgetall(settings.keys.game(game_id, "meta"))
     if not meta:
-        raise GameNotFound(f"no game {game_id!r} in namespace {settings.namespace!r}")
+        raise GameNotFound(f"no game {game_id!r} in namespace {settings.namespace!r} on {redacted_url(settings.url)}")
     return meta.get(b"status", b"").decode()
 
 
