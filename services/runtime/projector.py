@@ -214,10 +214,17 @@ class Projector:
                 lobby.append(after)
             steps.append((key, [m for m, _ in rows], after, call))
         if lobby:  # first, in their own slot: a projection is never acknowledged before its lobby entry
-            async with self.r.pipeline(transaction=False) as pipe:
-                for game in lobby:
-                    self._lobby_call(game, pipe)
-                await pipe.execute()
+            for attempt in (1, 2):
+                try:
+                    async with self.r.pipeline(transaction=False) as pipe:
+                        for game in lobby:
+                            self._lobby_call(game, pipe)
+                        await pipe.execute()
+                    break
+                except NoScriptError:  # a Redis restart or SCRIPT FLUSH: load it and send the batch again
+                    if attempt == 2:
+                        raise
+                    await self.r.script_load(scripts.LOBBY)
         if steps:
             commands: list[tuple[Any, ...]] = []
             for (log_stream, _), mids, _, (keys, args) in steps:
