@@ -19,7 +19,8 @@ RULES = {
     "fate_deck": "Fate Deck (GM + 1-32 players): the Questeros deck as a role-playing tool. The GM awards and reveals "
                  "cards, rolls fate and reads meanings; players hand in cards. The GM ends the session.",
     "orion_duel": "Orion Duel (2): place hex tiles of both colours on the 85-space playmat to link constellations "
-                  "around galaxy and black hole tokens; the game ends when the tiles run out, the best links win.",
+                  "around galaxy and black hole tokens: a link across the mat, 4 galaxies in your group, 3 black holes in the "
+                  "opponent's; whoever leads in these after a placement wins at once (tiles out: a tiebreak).",
     "quests_over_coffee": "Quests Over Coffee (1-2, co-op for 2): roll dice to complete quests, keep items, pay "
                           "companions, shop between quests; the party wins or loses together.",
     "reventure_orbtale": "Reventure: Orbtale (2-4): chapters of exploration, secret organization of your hand and "
