@@ -28,6 +28,9 @@ variable                       meaning                                          
 ``QUESTHALL_WS_PER_ADDRESS``   open sockets per client address (close 4429)           200
 ``QUESTHALL_WS_MAX``           open sockets per gateway process (close 4429)          10000
 ``QUESTHALL_READ_WAIT``        seconds a read with ``min_version`` waits (504)        5
+``QUESTHALL_FORWARDED_ALLOW_IPS`` proxies whose ``X-Forwarded-For`` names the client   unset
+                               (comma-separated IPs, ``*`` any); unset: the header is
+                               ignored and limits key on the peer address
 ``QUESTHALL_CORS_ORIGINS``     comma-separated origins allowed by CORS (browser apps   unset
                                on another origin), e.g. ``https://app.example``;
                                ``*`` for any; unset: no CORS headers

@@ -7,6 +7,7 @@ off: request lines could carry a token in a WebSocket query string.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -18,8 +19,12 @@ import uvicorn
 async def serve(app: Any, host: str = "127.0.0.1", port: int = 8000, *, ws_max_size: int = 1 << 20,
                 task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
     """Serve ``app`` until cancelled; ``task_status.started(port)`` once listening."""
+    # X-Forwarded-For is trusted only from the proxies QUESTHALL_FORWARDED_ALLOW_IPS names (uvicorn's default trusts
+    # 127.0.0.1: a local client could pick its own address and dodge every per-address limit)
+    trusted = os.environ.get("QUESTHALL_FORWARDED_ALLOW_IPS", "").strip()
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
-                            ws_max_size=ws_max_size, timeout_graceful_shutdown=2, ws="websockets-sansio" if _has_sansio() else "auto")
+                            ws_max_size=ws_max_size, timeout_graceful_shutdown=2, ws="websockets-sansio" if _has_sansio() else "auto",
+                            proxy_headers=bool(trusted), forwarded_allow_ips=trusted or None)
     server = uvicorn.Server(config)
     done = anyio.Event()
 

@@ -46,6 +46,13 @@ def test_admission_limits_sockets_reads_and_the_public_audit(tight):
             with pytest.raises(GatewayError) as e:
                 await gw.create("questeros", 2)
             assert (e.value.status, e.value.code) == (429, "rate_limited") and e.value.retry_after >= 1
+            # a header cannot pick another address (uvicorn trusted X-Forwarded-For from 127.0.0.1; breaker run)
+            import httpx
+
+            async with httpx.AsyncClient() as h:
+                r = await h.post(f"{tight.url}/v1/games", json={"title": "questeros", "seats": 2, "options": {}},
+                                 headers={"X-Forwarded-For": "203.0.113.7"})
+            assert r.status_code == 429 and r.json()["code"] == "rate_limited"
             # reads after writes: the reply's version is the one to wait for
             a = await gw.join(g2.game_id, "A")
             b = await gw.join(g2.game_id, "B")
