@@ -385,12 +385,29 @@ def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
     return _error(400, ErrorBody(code="invalid_request", message="The request is invalid: the JSON is nested too deeply."))
 
 
-def on_internal_error(_: Request, exc: Exception) -> Response[ErrorBody]:
+SHED_LOG_EVERY_S = 10.0
+"""One ``gateway_pool_exhausted`` line per this many seconds, with the refusals it stands for."""
+
+
+def _shed_logged(state: State) -> None:
+    """Count one request shed for an exhausted pool; log at most one line per ``SHED_LOG_EVERY_S``
+    per app (a flood of reads wrote one warning per refusal: 2,584 lines in a breaker run)."""
+    import time
+
+    _shed = state.setdefault("shed", {"refused": 0, "logged_at": float("-inf")})
+    _shed["refused"] += 1
+    now = time.monotonic()
+    if now - _shed["logged_at"] >= SHED_LOG_EVERY_S:
+        log.warning("gateway_pool_exhausted", refused=_shed["refused"], per_seconds=SHED_LOG_EVERY_S)
+        _shed.update(refused=0, logged_at=now)
+
+
+def on_internal_error(request: Request, exc: Exception) -> Response[ErrorBody]:
     from services.adapters.redis_store import pool_exhausted
     from services.runtime.consumer import is_connection_error as _is_connection_error
 
     if pool_exhausted(exc):  # every pool connection busy for QUESTHALL_POOL_WAIT s: shed, no traceback
-        log.warning("gateway_pool_exhausted")
+        _shed_logged(request.app.state)
         return _error(503, ErrorBody(code="overloaded", message="The server is overloaded; retry in a second."),
                       headers={"Retry-After": "1"})
     if _is_connection_error(exc):
