@@ -125,6 +125,7 @@ def test_questhall_titles_reads_naturally():
 def test_play_without_a_gateway_says_so_in_one_line():
     """``questhall play`` against an address nobody answers: one line naming it, exit 2, no traceback
     (it printed httpx's 200-line traceback; found by a newcomer before ``make serve``)."""
+    import os
     import socket
     import subprocess
     import sys
@@ -134,8 +135,9 @@ def test_play_without_a_gateway_says_so_in_one_line():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     exe = str(Path(sys.executable).with_name("questhall"))
+    env = {k: v for k, v in os.environ.items() if k != "QUESTHALL_EXTRA_TITLES"}  # the test-only title: not importable
     p = subprocess.run([exe, "play", "--url", f"http://127.0.0.1:{port}", "--title", "questeros"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env)
     assert p.returncode == 2
     assert p.stderr.strip() == f"No gateway answers at http://127.0.0.1:{port}: start one (make serve) or name it with --url."
     assert "Traceback" not in p.stdout + p.stderr
@@ -158,7 +160,8 @@ def test_serve_on_a_taken_port_says_so_in_one_line(command):
         port = held.getsockname()[1]
         exe = str(Path(sys.executable).with_name("questhall"))
         p = subprocess.run([exe, command, "--port", str(port)], capture_output=True, text=True, timeout=120,
-                           env=dict(os.environ, REDIS_URL="redis://127.0.0.1:1/0"))  # never reached
+                           env={**{k: v for k, v in os.environ.items() if k != "QUESTHALL_EXTRA_TITLES"},
+                                "REDIS_URL": "redis://127.0.0.1:1/0"})  # never reached; the test-only title not importable
     assert p.returncode == 2, p.stderr
     assert f"Cannot listen on 127.0.0.1:{port}" in p.stderr and "--port" in p.stderr
     assert "Traceback" not in p.stdout + p.stderr
