@@ -88,8 +88,15 @@ async def play_by_hints(player: Player, bot: str, room: str, start: int = 0, *, 
         if turn.room == room:
             return i
         i += 1
-        await player.say(turn.room, "hint")
-        h = await player.wait_index(lambda s: private(s) and "hint:" in s.body, i)
+        for attempt in range(4):  # KNOWN ISSUE: under load a "hint" once went unanswered (2 of 4 CI runs, Orange
+            # Quest); asked again after 45 s so the game's other checks still run; the cause is open (see the note)
+            await player.say(turn.room, "hint")
+            try:
+                h = await player.wait_index(lambda s: private(s) and "hint:" in s.body, i, timeout=45)
+                break
+            except TimeoutError:
+                if attempt == 3:
+                    raise
         await player.say(turn.room, player.seen[h].body.split("hint: ", 1)[1])
         if after_move is not None:
             ok = await player.wait_index(lambda s: private(s) and ("ok (v" in s.body or "refused" in s.body), h)
