@@ -87,8 +87,16 @@ async def play_by_hints(user: IrcUser, start: int = 0, *, until: str = "game ove
             return i
         i += 1
         await user.say(BOT, "hint")
-        h = await user.wait_message(lambda s, t, x: bot_nick(s) and t == user.nick and "hint:" in x, i)
-        await user.say(BOT, user.text_at(h).split("hint: ", 1)[1])
+        # a "your turn" can be stale (its step was composed before this seat's last move was
+        # answered, and that move may have ended the game): the game over may come instead of a hint
+        h = await user.wait_message(lambda s, t, x: bot_nick(s) and ((t == user.nick and "hint:" in x) or until in x), i)
+        if until in user.text_at(h):
+            return h
+        move = user.text_at(h).split("hint: ", 1)[1]
+        if move.startswith("("):  # "(not your move)": wait for the next turn
+            i = h + 1
+            continue
+        await user.say(BOT, move)
         if after_move is not None:
             ok = await user.wait_message(lambda s, t, x: bot_nick(s) and t == user.nick and ("ok (v" in x or "refused" in x), h)
             moves += 1

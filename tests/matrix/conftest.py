@@ -49,6 +49,10 @@ def users(synapse: Synapse) -> Callable[[str], MatrixUser]:
     return lambda name: synapse.register(f"{name}-{tag}")
 
 
+_SYNC_FILTER = {"room": {"timeline": {"limit": 1000}}, "presence": {"types": []}}
+"""A batch of up to 1,000 events per room: Synapse's default (10) cuts a busy DM room short."""
+
+
 @dataclass(frozen=True)
 class Seen:
     """One event a player's client received: room, sender, the content, the type (messages and
@@ -77,6 +81,9 @@ class Player:
         self.changed = asyncio.Condition()
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
+        self.synced = False
+        self.gaps: list[str] = []
+        """Rooms whose sync timeline came back ``limited`` (events this player never saw)."""
 
     @property
     def id(self) -> str:
@@ -88,7 +95,7 @@ class Player:
 
     async def _loop(self) -> None:
         while not self._stop.is_set():
-            sync = asyncio.ensure_future(self.client.sync(timeout=10_000))
+            sync = asyncio.ensure_future(self.client.sync(timeout=10_000, sync_filter=_SYNC_FILTER))
             stopping = asyncio.ensure_future(self._stop.wait())
             await asyncio.wait({sync, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
@@ -101,8 +108,12 @@ class Player:
                     await self.client.join(room_id)
             got = []
             for room_id, info in getattr(getattr(resp, "rooms", None), "join", {}).items():
+                if info.timeline.limited and self.synced:  # events were cut from this batch: say so
+                    self.gaps.append(room_id)
                 got += [Seen(room_id, e.sender, e.source.get("content", {}), e.source.get("type", ""))
                         for e in info.timeline.events if isinstance(e, RoomMessage | RoomMemberEvent)]
+            if hasattr(resp, "next_batch"):
+                self.synced = True
             if got:
                 async with self.changed:
                     self.seen += got
@@ -129,7 +140,15 @@ class Player:
                         if pred(self.seen[i]):
                             return i
                     await self.changed.wait()
-        return await asyncio.wait_for(first(), timeout)
+        try:
+            return await asyncio.wait_for(first(), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"{self.id}: nothing matched in {timeout:.0f} s after index {start}; "
+                               f"rooms with cut timelines {self.gaps}; last seen: {self.tail()}") from None
+
+    def tail(self, n: int = 12) -> list[str]:
+        """The last ``n`` messages seen, as ``room-prefix sender: body`` (for a timeout's message)."""
+        return [f"{s.room[:6]} {s.sender.split(':')[0]}: {s.body[:100]!r}" for s in self.seen[-n:]]
 
     async def say(self, room: str, text: str) -> str:
         resp = await self.client.room_send(room, "m.room.message", {"msgtype": "m.text", "body": text})
