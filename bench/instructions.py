@@ -32,7 +32,7 @@ from typing import Any
 
 import anyio
 
-from bench import load
+from bench import load, server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,22 +150,11 @@ def main() -> None:
     logs.configure(level="warning")
     with tempfile.TemporaryDirectory(prefix="qh-instr-") as d:
         workdir = Path(d)
-        server = None
-        url = os.environ.get("REDIS_URL")
-        if not url:
-            from services.local.embedded import ServerProcess
-
-            server = ServerProcess(workdir / "redis", prefer_bundled=False)
-            server.start()
-            url = server.url
-        env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": f"instr-{random.randrange(1 << 30):x}",
-               "QUESTHALL_EXTRA_TITLES": "tests.toygame", "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning",
-               "PYTHONPATH": str(ROOT), "QUESTHALL_UVLOOP": "0" if a.asyncio else "1"}
-        try:
+        with server.redis(workdir) as (url, _):
+            env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": f"instr-{random.randrange(1 << 30):x}",
+                   "QUESTHALL_EXTRA_TITLES": "tests.toygame", "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning",
+                   "PYTHONPATH": str(ROOT), "QUESTHALL_UVLOOP": "0" if a.asyncio else "1"}
             res = anyio.run(count, url, env, workdir, a.one, a.games, a.per_game)
-        finally:
-            if server is not None:
-                server.stop()
     print(f"instructions per command (callgrind, {'asyncio' if a.asyncio else 'uvloop'}; load average {os.getloadavg()[0]:.1f}):")
     for kind, v in res.items():
         unit = "per second idle" if kind == "idle_per_s" else "per command"

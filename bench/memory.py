@@ -352,23 +352,13 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="qh-benchmem-") as d:
-        server = None
-        url = os.environ.get("REDIS_URL")
-        if not url:
-            from services.local.embedded import ServerProcess
+    from bench import server
 
-            server = ServerProcess(Path(d) / "redis", prefer_bundled=False)
-            server.start()
-            url = server.url
-        try:
-            detail: dict = {}
-            titles = [t for t in a.titles.split(",") if t] or None
-            res = anyio.run(lambda: game_memory(url, a.runs, titles, detail))
-            version = anyio.run(lambda: _server_version(url))
-        finally:
-            if server is not None:
-                server.stop()
+    with tempfile.TemporaryDirectory(prefix="qh-benchmem-") as d, server.redis(Path(d)) as (url, _):
+        detail: dict = {}
+        titles = [t for t in a.titles.split(",") if t] or None
+        res = anyio.run(lambda: game_memory(url, a.runs, titles, detail))
+        version = anyio.run(lambda: _server_version(url))
     when = f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {version}, load average {load_before:.1f}"
     write_results(res, detail, when)
     print(summary_md(res, detail, when))

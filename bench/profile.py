@@ -28,7 +28,7 @@ from typing import Any
 
 import anyio
 
-from bench import load
+from bench import load, server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -241,20 +241,9 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="qh-prof-") as d:
         d = os.environ.get("QH_PROF_DIR", d)
-        server = None
-        url = os.environ.get("REDIS_URL")
-        if not url:
-            from services.local.embedded import ServerProcess
-
-            server = ServerProcess(Path(d) / "redis", prefer_bundled=False)
-            server.start()
-            url = server.url
-        try:
+        with server.redis(Path(d)) as (url, _):
             res = stage_profile(url, Path(d), games=a.games, seconds=a.seconds, top=a.top, uvloop=not a.asyncio,
                                 out=lambda m: print(m, file=sys.stderr))
-        finally:
-            if server is not None:
-                server.stop()
     print(markdown(res))
     print(f"load average after: {os.getloadavg()}", file=sys.stderr)
 

@@ -43,7 +43,7 @@ from typing import Any
 
 import anyio
 
-from bench import load
+from bench import load, server
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -575,23 +575,11 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="qh-bench-") as d:
         workdir = Path(d)
-        server = None
-        url = os.environ.get("REDIS_URL")
-        if not url:
-            from services.local.embedded import ServerProcess
-
-            server = ServerProcess(workdir / "redis", prefer_bundled=False)
-            server.start()
-            url = server.url
-        try:
+        with server.redis(workdir) as (url, redis_pid):
             def say(msg: str) -> None:
                 print(f"[{time.monotonic() - started:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
-            res = anyio.run(lambda: measure(url, runs, a.seconds, workdir, say, quick=a.quick,
-                                            redis_pid=server.proc.pid if server is not None and server.proc else None))
-        finally:
-            if server is not None:
-                server.stop()
+            res = anyio.run(lambda: measure(url, runs, a.seconds, workdir, say, quick=a.quick, redis_pid=redis_pid))
     res["when"] = time.strftime("%Y-%m-%d", time.gmtime())
     res["machine"] = (f"{os.cpu_count()} cores (load average {load_before:.1f} before the run), "
                       f"Python {platform.python_version()}, {platform.system()}")
