@@ -9,22 +9,12 @@ import pytest
 from redis.exceptions import NoScriptError, ResponseError
 
 from schemas.envelope import Accepted, CommandEnvelope
-from services.adapters.client import BusClient
 from services.adapters.pipeline import send_all
 from services.adapters.redis_store import GroupReader, connect
 from services.runtime.consumer import ReadGroup, read_groups
-from services.runtime.serve import services_running
 from services.runtime.worker import Worker
+from tests.toybus import ids_by_partition, setup_toy, toy_bus
 from tests.toygame import Add
-
-
-def _games_on_every_partition(settings, prefix: str) -> list[str]:
-    by_part: dict[int, str] = {}
-    for i in range(10_000):
-        by_part.setdefault(settings.keys.partition(f"{prefix}{i}"), f"{prefix}{i}")
-        if len(by_part) == settings.partitions:
-            return [by_part[p] for p in sorted(by_part)]
-    raise AssertionError("no game id for some partition")
 
 
 def test_one_read_takes_the_new_entries_of_every_partition(settings):
@@ -57,13 +47,9 @@ def test_one_read_takes_the_new_entries_of_every_partition(settings):
 
 def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its_outcome(settings):
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
         k = settings.keys
-        try:
-            async with services_running(settings, titles=["toy"], projector=False, r=r):
-                games = [(await c.setup("toy", 2, {"target": 100}, game_id=g))[0]
-                         for g in _games_on_every_partition(settings, "hp")]
+        async with toy_bus(settings) as (r, c):
+            games = [g for g, _ in await setup_toy(settings, r, c, [ids[0] for ids in ids_by_partition(settings, "hp")])]
             envs = [CommandEnvelope(command_id=f"hp{i}-{j}", game_id=g, title="toy", body=Add(n=1), seat=j % 2)
                     for i, g in enumerate(games) for j in range(3)]
             async with r.pipeline(transaction=False) as pipe:  # all on the streams before the worker reads
@@ -88,20 +74,15 @@ def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its
             for i in range(0, len(envs), 3):  # each game's commands in stream order, one version each
                 first = outs[i].version
                 assert [o.version for o in outs[i:i + 3]] == [first, first + 1, first + 2]
-        finally:
-            await r.aclose()
 
     anyio.run(main)
 
 
 def test_a_command_left_pending_by_a_failed_handling_keeps_its_in_flight_record(settings):
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
         k = settings.keys
-        try:
-            async with services_running(settings, titles=["toy"], projector=False, r=r):
-                gid, v = await c.setup("toy", 2, {"target": 100})
+        async with toy_bus(settings) as (r, c):
+            (gid, v), = await setup_toy(settings, r, c, [None])
             key = k.game(gid, "events")  # an event no code can read: loading the game fails (CorruptEvent)
             (_, fields), = await r.xrange(key, f"{v}-0", f"{v}-0")
             data = msgspec.msgpack.decode(fields[b"e"])
@@ -120,8 +101,6 @@ def test_a_command_left_pending_by_a_failed_handling_keeps_its_in_flight_record(
             assert await rd.pending_count() == 1  # failed: left pending (reclaimed, parked after 5 tries)
             rec = await r.hget(k.inflight(stream), mid)
             assert rec is not None and msgspec.msgpack.decode(rec) == [gid, "kept", "i-test"]
-        finally:
-            await r.aclose()
 
     anyio.run(main)
 

@@ -12,11 +12,11 @@ import anyio
 import msgspec
 
 from schemas.envelope import Accepted, CommandEnvelope, Rejected
-from services.adapters.client import BusClient
 from services.adapters.redis_store import GroupReader, connect
 from services.runtime.serve import services_running
 from services.runtime.worker import Worker
 from tests.delayproxy import DelayProxy
+from tests.toybus import ids_by_partition, setup_toy, toy_bus
 from tests.toygame import Add
 
 
@@ -31,60 +31,53 @@ def test_handling_slower_than_min_idle_on_several_replicas_parks_nothing_and_app
     async def main():
         from urllib.parse import urlparse
 
-        r = connect(settings.url)
-        c = BusClient(r, settings, timeout=90)
         k = settings.keys
         u = urlparse(settings.url)
-        games = []
-        async with services_running(settings, titles=["toy"], projector=False, r=r):
-            for _ in range(24):
-                games.append((await c.setup("toy", 2, {"target": 100}))[0])
         proxy = DelayProxy(u.hostname, u.port, delay=0.05)  # 100 ms a round trip: a command takes > 200 ms
         clients = []
-        try:
-            async with anyio.create_task_group() as tg:
-                await tg.start(proxy.serve)
-                workers = []
-                for i in range(3):
-                    wr = connect(proxy.url)
-                    clients.append(wr)
-                    w = Worker(wr, settings, "toy", consumer=f"slow-{i}", min_idle_ms=200, max_failures=2)
-                    workers.append(w)
-                    await tg.start(w.run)
-                for seat in (0, 1):  # two rounds of one valid move per game, sent all at once
-                    envs = [CommandEnvelope(command_id=f"m{seat}-{g}", game_id=g, title="toy", body=Add(n=1), seat=seat)
-                            for g in games]
-                    for e in envs:
-                        await c.bus.send(e)
-                    outs = [await c.bus.wait(e.game_id, e.command_id, timeout=90) for e in envs]
-                    assert all(isinstance(o, Accepted) for o in outs), [o for o in outs if not isinstance(o, Accepted)]
-                streams = [k.commands(p, "toy") for p in range(settings.partitions)]
+        async with toy_bus(settings, timeout=90) as (r, c):
+            games = [g for g, _ in await setup_toy(settings, r, c, [None] * 24)]
+            try:
+                async with anyio.create_task_group() as tg:
+                    await tg.start(proxy.serve)
+                    workers = []
+                    for i in range(3):
+                        wr = connect(proxy.url)
+                        clients.append(wr)
+                        w = Worker(wr, settings, "toy", consumer=f"slow-{i}", min_idle_ms=200, max_failures=2)
+                        workers.append(w)
+                        await tg.start(w.run)
+                    for seat in (0, 1):  # two rounds of one valid move per game, sent all at once
+                        envs = [CommandEnvelope(command_id=f"m{seat}-{g}", game_id=g, title="toy", body=Add(n=1), seat=seat)
+                                for g in games]
+                        for e in envs:
+                            await c.bus.send(e)
+                        outs = [await c.bus.wait(e.game_id, e.command_id, timeout=90) for e in envs]
+                        assert all(isinstance(o, Accepted) for o in outs), [o for o in outs if not isinstance(o, Accepted)]
+                    streams = [k.commands(p, "toy") for p in range(settings.partitions)]
 
-                async def all_done():  # every entry acknowledged, every append's reply back at its worker
-                    pending = sum([await GroupReader(r, s, "worker:toy", "probe").pending_count() for s in streams])
-                    return pending == 0 and sum(w.handled for w in workers) == 2 * len(games)
+                    async def all_done():  # every entry acknowledged, every append's reply back at its worker
+                        pending = sum([await GroupReader(r, s, "worker:toy", "probe").pending_count() for s in streams])
+                        return pending == 0 and sum(w.handled for w in workers) == 2 * len(games)
 
-                await until(all_done, what="every entry acknowledged")
-                tg.cancel_scope.cancel()
-            parked = sum([await r.xlen(k.dead(p, "toy")) for p in range(settings.partitions)])
-            assert parked == 0, f"{parked} valid commands parked"
-            for g in games:  # each move applied once: setup (5 events) + 2 moves
-                assert await r.xlen(k.game(g, "events")) == 7
-            assert proxy.connections >= 3
-        finally:
-            for wr in clients:
-                await wr.aclose()
-            await r.aclose()
+                    await until(all_done, what="every entry acknowledged")
+                    tg.cancel_scope.cancel()
+                parked = sum([await r.xlen(k.dead(p, "toy")) for p in range(settings.partitions)])
+                assert parked == 0, f"{parked} valid commands parked"
+                for g in games:  # each move applied once: setup (5 events) + 2 moves
+                    assert await r.xlen(k.game(g, "events")) == 7
+                assert proxy.connections >= 3
+            finally:
+                for wr in clients:
+                    await wr.aclose()
 
     anyio.run(main)
 
 
 def test_a_second_handling_that_finds_the_stored_outcome_is_a_duplicate_not_a_rejection(settings):
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
         k = settings.keys
-        try:
+        async with toy_bus(settings) as (r, c):
             async with services_running(settings, titles=["toy"], projector=False, r=r):
                 gid, _ = await c.setup("toy", 2, {"target": 100})
                 first = await c.submit("toy", gid, Add(n=1), 0, command_id="once")
@@ -97,25 +90,16 @@ def test_a_second_handling_that_finds_the_stored_outcome_is_a_duplicate_not_a_re
             assert w.duplicates == 1 and w.rejected == 0
             assert await c.bus.wait(gid, "once", timeout=5) == first
             assert await r.xlen(k.game(gid, "events")) == 6
-        finally:
-            await r.aclose()
 
     anyio.run(main)
 
 
 def test_pending_commands_trimmed_or_deleted_behind_the_groups_back_are_answered_lost(settings):
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
         k = settings.keys
-        try:
-            async with services_running(settings, titles=["toy"], projector=False, r=r):
-                by_part: dict[int, list[str]] = {}
-                for i in range(200):  # two games on one partition, three on the others
-                    by_part.setdefault(k.partition(f"lost-{i}"), []).append(f"lost-{i}")
-                parts = sorted(by_part)
-                ids = by_part[parts[0]][:2] + [by_part[p][0] for p in parts[1:4]]
-                games = [(await c.setup("toy", 2, {"target": 100}, game_id=g))[0] for g in ids]
+        async with toy_bus(settings) as (r, c):
+            first, *others = ids_by_partition(settings, "lost-", each=2)  # two games on one partition, one on three others
+            games = [g for g, _ in await setup_toy(settings, r, c, first + [ids[0] for ids in others[:3]])]
             envs = [CommandEnvelope(command_id=f"t{i}", game_id=g, title="toy", body=Add(n=1), seat=0) for i, g in enumerate(games)]
             streams = sorted({k.commands(k.partition(g), "toy") for g in games})
 
@@ -167,8 +151,6 @@ def test_pending_commands_trimmed_or_deleted_behind_the_groups_back_are_answered
             metrics = {m.name: m.samples[0].value for m in Health(rescuer, kind="worker", streams=streams, group="worker:toy",
                                                                    url=settings.url).collect()}
             assert metrics["questhall_commands_lost"] == len(gone)
-        finally:
-            await r.aclose()
 
     anyio.run(main)
 
