@@ -13,7 +13,7 @@ from services.adapters.pipeline import send_all
 from services.adapters.redis_store import GroupReader, connect
 from services.runtime.consumer import ReadGroup, read_groups
 from services.runtime.worker import Worker
-from tests.toybus import ids_by_partition, setup_toy, toy_bus
+from tests.buses import bus_client, ids_by_partition, setup_toy
 from tests.toygame import Add
 
 
@@ -48,7 +48,7 @@ def test_one_read_takes_the_new_entries_of_every_partition(settings):
 def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its_outcome(settings):
     async def main():
         k = settings.keys
-        async with toy_bus(settings) as (r, c):
+        async with bus_client(settings) as (r, c):
             games = [g for g, _ in await setup_toy(settings, r, c, [ids[0] for ids in ids_by_partition(settings, "hp")])]
             envs = [CommandEnvelope(command_id=f"hp{i}-{j}", game_id=g, title="toy", body=Add(n=1), seat=j % 2)
                     for i, g in enumerate(games) for j in range(3)]
@@ -81,7 +81,7 @@ def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its
 def test_a_command_left_pending_by_a_failed_handling_keeps_its_in_flight_record(settings):
     async def main():
         k = settings.keys
-        async with toy_bus(settings) as (r, c):
+        async with bus_client(settings) as (r, c):
             (gid, v), = await setup_toy(settings, r, c, [None])
             key = k.game(gid, "events")  # an event no code can read: loading the game fails (CorruptEvent)
             (_, fields), = await r.xrange(key, f"{v}-0", f"{v}-0")

@@ -15,8 +15,8 @@ from schemas.envelope import Accepted, CommandEnvelope, Rejected
 from services.adapters.redis_store import GroupReader, connect
 from services.runtime.serve import services_running
 from services.runtime.worker import Worker
+from tests.buses import bus_client, ids_by_partition, setup_toy
 from tests.delayproxy import DelayProxy
-from tests.toybus import ids_by_partition, setup_toy, toy_bus
 from tests.toygame import Add
 
 
@@ -35,7 +35,7 @@ def test_handling_slower_than_min_idle_on_several_replicas_parks_nothing_and_app
         u = urlparse(settings.url)
         proxy = DelayProxy(u.hostname, u.port, delay=0.05)  # 100 ms a round trip: a command takes > 200 ms
         clients = []
-        async with toy_bus(settings, timeout=90) as (r, c):
+        async with bus_client(settings, timeout=90) as (r, c):
             games = [g for g, _ in await setup_toy(settings, r, c, [None] * 24)]
             try:
                 async with anyio.create_task_group() as tg:
@@ -77,7 +77,7 @@ def test_handling_slower_than_min_idle_on_several_replicas_parks_nothing_and_app
 def test_a_second_handling_that_finds_the_stored_outcome_is_a_duplicate_not_a_rejection(settings):
     async def main():
         k = settings.keys
-        async with toy_bus(settings) as (r, c):
+        async with bus_client(settings) as (r, c):
             async with services_running(settings, titles=["toy"], projector=False, r=r):
                 gid, _ = await c.setup("toy", 2, {"target": 100})
                 first = await c.submit("toy", gid, Add(n=1), 0, command_id="once")
@@ -97,7 +97,7 @@ def test_a_second_handling_that_finds_the_stored_outcome_is_a_duplicate_not_a_re
 def test_pending_commands_trimmed_or_deleted_behind_the_groups_back_are_answered_lost(settings):
     async def main():
         k = settings.keys
-        async with toy_bus(settings) as (r, c):
+        async with bus_client(settings) as (r, c):
             first, *others = ids_by_partition(settings, "lost-", each=2)  # two games on one partition, one on three others
             games = [g for g, _ in await setup_toy(settings, r, c, first + [ids[0] for ids in others[:3]])]
             envs = [CommandEnvelope(command_id=f"t{i}", game_id=g, title="toy", body=Add(n=1), seat=0) for i, g in enumerate(games)]

@@ -20,12 +20,13 @@ import msgspec
 import pytest
 
 from services.adapters.client import BusClient
-from services.adapters.redis_store import ENC, EventStore, GroupReader, connect
+from services.adapters.redis_store import ENC, EventStore, GroupReader
 from services.kernel import codec, fold, get_title
 from services.kernel import game as lifecycle
 from services.kernel.errors import CorruptEvent
 from services.runtime.projector import GROUP
 from services.runtime.serve import services_running
+from tests.buses import bus_client
 from tests.procs import ROOT
 from tests.toygame import Add, Rolled
 
@@ -47,12 +48,10 @@ async def _game_with_moves(c: BusClient, moves: int) -> tuple[str, int]:
 
 def test_an_old_snapshot_of_a_changed_state_type_is_ignored_and_rewritten(settings):
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
         k = settings.keys
         toy = codec("toy")
-        store = EventStore(r, settings)
-        try:
+        async with bus_client(settings) as (r, c):
+            store = EventStore(r, settings)
             async with services_running(settings, titles=["toy"], projector=False, r=r):
                 gid, v = await _game_with_moves(c, 7)  # 12 events: snapshots at 5 and 10
             full = fold(get_title("toy"), await store.read_events(toy, gid))
@@ -72,8 +71,6 @@ def test_an_old_snapshot_of_a_changed_state_type_is_ignored_and_rewritten(settin
             await r.set(k.game(gid, "snap"), msgspec.msgpack.encode(other))
             assert await store.load(toy, gid) == full
             assert await store.read_snapshot(toy, gid) == full
-        finally:
-            await r.aclose()
 
     anyio.run(main)
 
@@ -104,36 +101,28 @@ async def _stored_event(r, settings, gid: str, version: int, body: dict) -> None
 
 def test_a_stored_event_with_a_field_it_does_not_know_is_refused_not_defaulted(settings):
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
-        store = EventStore(r, settings)
-        try:
+        async with bus_client(settings) as (r, c):
+            store = EventStore(r, settings)
             async with services_running(settings, titles=["toy"], projector=False, r=r):
                 gid, v = await c.setup("toy", 2, {"target": 1000})
             # a newer writer renamed ``n`` to ``amount`` and kept ``n`` with its old meaning: no upcaster
             await _stored_event(r, settings, gid, v + 1, {"type": "toy.added", "seat": 0, "n": 1, "amount": 1, "total": 1})
             with pytest.raises(CorruptEvent, match=rf"game '{gid}' version {v + 1}.*amount"):
                 await store.read_events(codec("toy"), gid)
-        finally:
-            await r.aclose()
 
     anyio.run(main)
 
 
 def test_a_renamed_field_with_an_upcaster_is_upcast(settings):
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
-        store = EventStore(r, settings)
-        try:
+        async with bus_client(settings) as (r, c):
+            store = EventStore(r, settings)
             async with services_running(settings, titles=["toy"], projector=False, r=r):
                 gid, v = await c.setup("toy", 2, {"target": 1000})
             # rules version 0 called the die ``dice`` (tests/toygame.py has the upcaster)
             await _stored_event(r, settings, gid, v + 1, {"type": "toy.rolled", "seat": 0, "dice": 2, "total": 2})
             events = await store.read_events(codec("toy"), gid)
             assert events[-1].body == Rolled(seat=0, die=2, total=2)
-        finally:
-            await r.aclose()
 
     anyio.run(main)
 
@@ -148,10 +137,8 @@ def _cli(settings, *args: str) -> subprocess.CompletedProcess:
 
 def test_a_corrupt_event_is_parked_by_the_projector_and_replay_and_audit_answer_one_line(settings):
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
         k = settings.keys
-        try:
+        async with bus_client(settings) as (r, c):
             async with services_running(settings, titles=["toy"], r=r):
                 gid, v = await c.setup("toy", 2, {"target": 1000})
                 await c.wait_projected(gid, v)
@@ -171,8 +158,6 @@ def test_a_corrupt_event_is_parked_by_the_projector_and_replay_and_audit_answer_
             assert f"version {v + 1}".encode() in dead[b"error"] and gid.encode() in dead[b"error"]
             assert await c.applied(gid) == v  # its read models stay at the last readable version
             return gid, v + 1
-        finally:
-            await r.aclose()
 
     gid, bad = anyio.run(main)
     for args in (("replay", gid), ("audit", gid)):
@@ -188,12 +173,10 @@ def test_an_old_snapshot_without_the_choice_change_count_is_rewritten_from_the_s
     a snapshot older code wrote without that field is ignored and rewritten, so the count (the
     bound a seat's changes are held to) always comes from the stored ChoiceMade events."""
     async def main():
-        r = connect(settings.url)
-        c = BusClient(r, settings)
         k = settings.keys
         orb = get_title("reventure_orbtale")
-        store = EventStore(r, settings)
-        try:
+        async with bus_client(settings) as (r, c):
+            store = EventStore(r, settings)
             async with services_running(settings, titles=["reventure_orbtale"], projector=False, r=r):
                 gid, _ = await c.setup("reventure_orbtale", 2, {})
                 game = fold(orb, await store.read_events(codec("reventure_orbtale"), gid))
@@ -211,7 +194,5 @@ def test_an_old_snapshot_without_the_choice_change_count_is_rewritten_from_the_s
             loaded = await store.load(codec("reventure_orbtale"), gid)
             assert loaded == full and loaded.choices.changes == (2,)
             assert await store.read_snapshot(codec("reventure_orbtale"), gid) == full  # rewritten
-        finally:
-            await r.aclose()
 
     anyio.run(main)

@@ -1,5 +1,5 @@
-"""Toy games on a real Redis for the worker tests: a connection with its client, game ids by
-partition, and games set up by a worker that runs only for the setup."""
+"""Games on a real Redis for the integration tests: a connection with its client, game ids by
+partition, and toy games set up by a worker that runs only for the setup."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def ids_by_partition(settings: Settings, prefix: str, each: int = 1) -> list[lis
 
 
 @asynccontextmanager
-async def toy_bus(settings: Settings, **client: Any) -> AsyncIterator[tuple[Any, BusClient]]:
+async def bus_client(settings: Settings, **client: Any) -> AsyncIterator[tuple[Any, BusClient]]:
     """A Redis connection (closed on exit) and a :class:`BusClient` on it (``client``: its options)."""
     r = connect(settings.url)
     try:
