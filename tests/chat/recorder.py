@@ -2,14 +2,17 @@
 
 For tests of the core itself (the adapters' tests use real servers): ``sent`` holds
 ``(target, text)`` in order, target ``"#room"`` or ``"@user"``; ``wait_for`` waits (no sleep:
-an event per message) until a predicate over one message holds.
+an event per message) until a predicate over one message holds. :func:`chat_core` gives a core
+on one, over a test gateway.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
@@ -53,3 +56,26 @@ class Recorder:
                 await self._changed.wait()
         tail = "\n".join(f"{t} {x}" for t, x in self.sent[-30:])
         raise TimeoutError(f"no such message from {start} on in {timeout} s; the last sent:\n{tail}")
+
+
+FAST = dict(user_rate=1000, user_burst=1000, seed=7)
+"""The core's settings in these tests: no rate limit, seeded."""
+
+
+@asynccontextmanager
+async def chat_core(gateway: Any, rec: Recorder | None = None, **config: Any) -> AsyncIterator[tuple[Any, Recorder, Any]]:
+    """Yield ``(core, rec, r)``: a chat core over ``gateway`` speaking to ``rec`` (a new
+    :class:`Recorder` if None), in a namespace of its own, and its Redis connection ``r``.
+
+    The core is not started (``async with core``); ``r`` is closed on exit. ``config``: fields of
+    :class:`~services.frontends.chat.session.ChatConfig` over :data:`FAST`.
+    """
+    from services.adapters.redis_store import connect
+    from services.frontends.chat.session import ChatConfig, ChatCore
+
+    rec = Recorder() if rec is None else rec
+    r = connect(gateway.settings.url)
+    try:
+        yield ChatCore(rec, gateway.url, r, namespace="c" + uuid.uuid4().hex[:8], config=ChatConfig(**{**FAST, **config})), rec, r
+    finally:
+        await r.aclose()

@@ -7,25 +7,15 @@ the in-memory platform of tests/chat/recorder.py): exact lines, checked against 
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from services.adapters.redis_store import connect
 from services.frontends.chat import kit
-from services.frontends.chat.session import ChatConfig, ChatCore, Incoming
+from services.frontends.chat.session import Incoming
 from services.sdk import Gateway
-from tests.chat.recorder import Recorder
+from tests.chat.recorder import Recorder, chat_core
 from tests.chat.steps import said_versions, shown_versions
 
 pytestmark = pytest.mark.anyio
-
-FAST = dict(user_rate=1000, user_burst=1000, seed=7)
-
-
-def core_for(gateway, rec: Recorder, **kw) -> tuple[ChatCore, object]:
-    r = connect(gateway.settings.url)
-    return ChatCore(rec, gateway.url, r, namespace="c" + uuid.uuid4().hex[:8], config=ChatConfig(**{**FAST, **kw})), r
 
 
 def room_parts(rec: Recorder, room: str = "#r") -> list[str]:
@@ -43,9 +33,7 @@ async def test_a_timeout_that_hands_the_seat_to_a_bot_deletes_the_chat_token_and
     """ann never moves: her 1 s run out, she is marked absent (``absent_after=1``) and the title's
     first bot takes her seat; the room reads exact lines for each, ann is told privately, the
     store forgets her seat and token at once, and she is never told "your turn" again."""
-    rec = Recorder(max_text=400)
-    core, r = core_for(gateway, rec)
-    async with core:
+    async with chat_core(gateway, Recorder(max_text=400)) as (core, rec, r), core:
         await core.handle(Incoming("#r", "ann", '!new questeros 2 clock="move" move_seconds=1 on_timeout="bot" absent_after=1'))
         await core.handle(Incoming("#r", "ann", "!bot"))
         gid = next(iter(core.live))
@@ -61,7 +49,6 @@ async def test_a_timeout_that_hands_the_seat_to_a_bot_deletes_the_chat_token_and
             await gw.seat(gid, 0, token or "", "questeros").submit({"type": "abandon"})
         end = await rec.wait_for(lambda t, x: t == "#r" and "game over" in x, told)
         await core.drained()
-    await r.aclose()
     feed = await spectator_feed(gateway, gid)
     by_type = {}
     for e in feed:
@@ -89,9 +76,7 @@ async def test_a_timeout_that_hands_the_seat_to_a_bot_deletes_the_chat_token_and
 async def test_undo_requests_answers_and_the_undone_move_read_as_sentences(gateway) -> None:
     """``undo = agreed`` between two chat players: a request refused, asked again and accepted;
     each step is one exact room line, and no ``undo_point`` is ever shown."""
-    rec = Recorder(max_text=400)
-    core, r = core_for(gateway, rec)
-    async with core:
+    async with chat_core(gateway, Recorder(max_text=400)) as (core, rec, r), core:
         await core.handle(Incoming("#r", "ann", '!new questeros 2 undo="agreed"'))
         await core.handle(Incoming("#r", "bob", "!join"))
         i = await rec.wait_for(lambda t, x: t in ("@ann", "@bob") and "your turn" in x)
@@ -111,7 +96,6 @@ async def test_undo_requests_answers_and_the_undone_move_read_as_sentences(gatew
         await core.handle(Incoming("#r", mover, "!abandon"))
         await rec.wait_for(lambda t, x: t == "#r" and "forfeited" in x, i)
         await core.drained()
-    await r.aclose()
     feed = await spectator_feed(gateway, gid)
     v = {t: [e["version"] for e in feed if e["body"]["type"] == t] for t in
          ("undo_requested", "undo_refused", "undo_accepted", "undone", "undo_point")}

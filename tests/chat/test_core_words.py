@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from services.adapters.redis_store import connect
-from services.frontends.chat.session import ChatConfig, ChatCore, Incoming
-from tests.chat.recorder import Recorder
+from services.frontends.chat.session import Incoming
+from tests.chat.recorder import Recorder, chat_core
 from tests.chat.test_core import play_by_hints
 
 pytestmark = pytest.mark.anyio
 
-FAST = dict(user_rate=1000, user_burst=1000, seed=7)
-
-
-def core_for(gateway, rec: Recorder, **kw) -> tuple[ChatCore, object]:
-    r = connect(gateway.settings.url)
-    return ChatCore(rec, gateway.url, r, namespace="c" + uuid.uuid4().hex[:8], config=ChatConfig(**{**FAST, **kw})), r
-
 
 async def test_help_rules_titles_moves_and_view(gateway) -> None:
-    rec = Recorder(max_text=400)
-    core, r = core_for(gateway, rec)
-    async with core:
+    async with chat_core(gateway, Recorder(max_text=400)) as (core, rec, r), core:
         await core.handle(Incoming("#r", "ann", "!titles"))
         await rec.wait_for(lambda t, x: "Titles:" in x and "orion_duel" in x)
         await core.handle(Incoming("#r", "ann", "!rules questeros"))
@@ -49,35 +37,30 @@ async def test_help_rules_titles_moves_and_view(gateway) -> None:
         await rec.wait_for(lambda t, x: "g1 questeros active" in x, i + 1)
         await core.handle(Incoming("#r", "bob", "!play b11"))
         await rec.wait_for(lambda t, x: "You are in no game here" in x, i + 1)
-    await r.aclose()
 
 
 async def test_leave_revokes_the_token_and_a_finished_game_leaves_no_key(gateway) -> None:
-    rec = Recorder()
-    core, r = core_for(gateway, rec)
-    async with core:
-        await core.handle(Incoming("#r", "ann", "!new questeros 3"))
-        await core.handle(Incoming("#r", "bob", "!join"))
-        await rec.wait_for(lambda t, x: "bob took seat 1" in x)
-        assert await core.store.token(next(iter(core.live)), 1)
-        await core.handle(Incoming("#r", "bob", "!leave"))
-        await rec.wait_for(lambda t, x: "you left g1" in x)
-        assert await core.store.token(next(iter(core.live)), 1) is None
-        tokens = [v.decode() for v in (await r.hgetall(core.store.k_tokens)).values()]
-        await core.handle(Incoming("#r", "ann", "!bot"))
-        await core.handle(Incoming("#r", "ann", "!bot"))
-        await play_by_hints(core, rec, "ann")
-        await core.drained()  # the follower drops the game once its end is delivered
-    for key in (core.store.k_games, core.store.k_tokens, core.store.k_cursor, core.store.k_warned):
-        assert await r.hlen(key) == 0, key
-    await r.aclose()
+    async with chat_core(gateway) as (core, rec, r):
+        async with core:
+            await core.handle(Incoming("#r", "ann", "!new questeros 3"))
+            await core.handle(Incoming("#r", "bob", "!join"))
+            await rec.wait_for(lambda t, x: "bob took seat 1" in x)
+            assert await core.store.token(next(iter(core.live)), 1)
+            await core.handle(Incoming("#r", "bob", "!leave"))
+            await rec.wait_for(lambda t, x: "you left g1" in x)
+            assert await core.store.token(next(iter(core.live)), 1) is None
+            tokens = [v.decode() for v in (await r.hgetall(core.store.k_tokens)).values()]
+            await core.handle(Incoming("#r", "ann", "!bot"))
+            await core.handle(Incoming("#r", "ann", "!bot"))
+            await play_by_hints(core, rec, "ann")
+            await core.drained()  # the follower drops the game once its end is delivered
+        for key in (core.store.k_games, core.store.k_tokens, core.store.k_cursor, core.store.k_warned):
+            assert await r.hlen(key) == 0, key
     assert tokens and not any(tok in x for tok in tokens for _, x in rec.sent)
 
 
 async def test_your_turn_names_the_deadline_and_a_warning_comes_once_before_it(gateway) -> None:
-    rec = Recorder()
-    core, r = core_for(gateway, rec, warn_before_ms=2000)
-    async with core:
+    async with chat_core(gateway, warn_before_ms=2000) as (core, rec, r), core:
         await core.handle(Incoming("#r", "ann", '!new questeros 2 clock="move" move_seconds=3'))
         await core.handle(Incoming("#r", "ann", "!bot"))
         i = await rec.wait_for(lambda t, x: t == "#r" and "your turn in g1 (deadline" in x)
@@ -85,15 +68,12 @@ async def test_your_turn_names_the_deadline_and_a_warning_comes_once_before_it(g
         assert rec.sent[w][1].startswith("<ann>: ")
         # ann never moves: the clock plays her default move (bid 1) and her next turn starts
         b = await rec.wait_for(lambda t, x: t == "#r" and "ann bids 1" in x, w)
-    await r.aclose()
     # one warning for that deadline (the game goes on: later deadlines get their own, same text)
     assert [x for t, x in rec.sent[i:b] if "left to move" in x] == [rec.sent[w][1]]
 
 
 async def test_several_games_in_one_room_are_told_apart_by_number(gateway) -> None:
-    rec = Recorder()
-    core, r = core_for(gateway, rec)
-    async with core:
+    async with chat_core(gateway) as (core, rec, r), core:
         await core.handle(Incoming("#r", "ann", "!new questeros 2"))
         await core.handle(Incoming("#r", "ann", "!new orion_duel 2"))
         await core.handle(Incoming("#r", "ann", "!g1 bot"))
@@ -107,4 +87,3 @@ async def test_several_games_in_one_room_are_told_apart_by_number(gateway) -> No
         await rec.wait_for(lambda t, x: t == "@ann" and x.startswith("g2: orion_duel"), n)
         await core.handle(Incoming("#r", "bob", "!g1 join"))
         await rec.wait_for(lambda t, x: "refused" in x and "[no_open_seat]" in x or "not_in_lobby" in x, n)
-    await r.aclose()
