@@ -282,11 +282,12 @@ def _child(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, sec
         from services.adapters.redis_store import CommandBus, Settings, connect
 
         r = connect(conf["url"], max_connections=64)
+        bus = CommandBus(r, Settings(url=conf["url"], namespace=conf["namespace"], partitions=conf["partitions"]))
         try:
-            bus = CommandBus(r, Settings(url=conf["url"], namespace=conf["namespace"], partitions=conf["partitions"]))
             start_wall = await anyio.to_thread.run_sync(ready)
             return await _bus_loop(bus, items, mean_s, seconds, seed, time.monotonic() + (start_wall - time.time()))
         finally:
+            await bus.aclose()  # its inbox reader first: a pool closed under it reads as a lost connection
             await r.aclose()
 
     try:

@@ -72,3 +72,88 @@ def test_a_client_keeps_a_constant_number_of_connections_while_1000_commands_wai
 
 async def _done(outs: dict, n: int) -> bool:
     return len(outs) == n
+
+
+async def _reader_connection(admin, name: str) -> dict | None:
+    """The inbox reader's connection (the one blocked in BLMPOP), or None."""
+    for c in await admin.client_list():
+        if c.get("name") == name and c.get("cmd") == "blmpop":
+            return c
+    return None
+
+
+def test_closing_the_bus_stops_its_inbox_reader_without_a_lost_connection(settings):
+    """bus.aclose() before the client's close: the reader stops and gives its connection back;
+    no ``inbox_unavailable`` (closing the pool under the blocked reader logged one: the
+    bench's generator processes at the end of an overloaded run)."""
+    from structlog.testing import capture_logs
+
+    async def main():
+        name = f"inbox-close-{uuid.uuid4().hex[:8]}"
+        r = connect(settings.url, max_connections=4, client_name=name)
+        admin = connect(settings.url)
+        bus = CommandBus(r, settings)
+        try:
+            fut = bus.inbox.expect("g-close", "c-close")  # nothing will answer it
+            await _until(lambda: _reader_connection(admin, name))
+            with capture_logs() as logs:
+                await bus.aclose()
+                await r.aclose()
+                await anyio.sleep(0.1)
+            assert [e for e in logs if e["event"] == "inbox_unavailable"] == []
+            assert not fut.done()  # left to its caller's timeout, not failed as a lost connection
+            assert await _reader_connection(admin, name) is None
+        finally:
+            await admin.aclose()
+
+    anyio.run(main)
+
+
+def test_a_reader_cut_by_the_server_fails_its_waiters_loudly_and_the_stored_outcome_still_answers(settings):
+    """A reader's connection killed server-side: every waiter gets a connection error (send
+    again) and ``inbox_unavailable`` is logged; a waiter then answered from the stored outcome
+    (its push not seen by the reader) is counted and logged (``inbox_fallback``), not silent."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from structlog.testing import capture_logs
+
+    from services.adapters.redis_store import ENC
+
+    async def main():
+        name = f"inbox-cut-{uuid.uuid4().hex[:8]}"
+        r = connect(settings.url, max_connections=4, client_name=name)
+        admin = connect(settings.url)
+        bus = CommandBus(r, settings)
+        try:
+            with capture_logs() as logs:
+                fut = bus.inbox.expect("g-cut", "c-cut")
+                c = await _until_value(lambda: _reader_connection(admin, name))
+                await admin.client_kill_filter(_id=c["id"])
+                with anyio.fail_after(10):
+                    while not fut.done():
+                        await anyio.sleep(0.01)
+                assert isinstance(fut.exception(), RedisConnectionError)
+                assert any(e["event"] == "inbox_unavailable" for e in logs)
+                bus.inbox.forget("g-cut", "c-cut", fut)
+                # sent again: its outcome stored, but pushed to no inbox of this process
+                again = bus.inbox.expect("g-cut", "c-cut")
+                out = Accepted(command_id="c-cut", game_id="g-cut", version=1, events=1)
+                await admin.set(settings.keys.outcome("g-cut", "c-cut"), ENC.encode(out))
+                with anyio.fail_after(10):
+                    got = await again
+            assert got == out
+            assert bus.inbox.fallbacks == 1 and bus.inbox.delivered == 0
+            assert [e["resolved_from_stored"] for e in logs if e["event"] == "inbox_fallback"] == [1]
+        finally:
+            await bus.aclose()
+            await r.aclose()
+            await admin.aclose()
+
+    anyio.run(main)
+
+
+async def _until_value(get, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while (v := await get()) is None:
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await anyio.sleep(0.05)
+    return v

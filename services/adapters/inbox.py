@@ -21,6 +21,16 @@ Why lists per partition, not (sharded) pub/sub: a push to a list is kept while t
 reconnecting (pub/sub drops it), it needs Redis >= 7.0 only for ``BLMPOP`` (``BLPOP`` is used
 where it is missing), and redis-py's asyncio cluster client has no sharded pub/sub.
 
+Closing: :meth:`Inbox.aclose` (through ``CommandBus.aclose``) stops the reader before its
+process closes the client. Closing the client's pool under a reader still blocked in its pop
+(its waiters gone, the pop not yet timed out) cut its connection from under it, which the
+reader reported as a lost connection (``inbox_unavailable error='Connection closed by
+server.'``: the bench's generator processes logged it at the end of an overloaded run, no
+Redis limit involved). A lost connection is logged (``inbox_unavailable``, warning) and fails
+every waiter; outcomes resolved from the stored outcome instead of the inbox are counted
+(:attr:`Inbox.fallbacks`) and logged (``inbox_fallback``, warning, at most one line per
+:data:`FALLBACK_LOG_S` with the count since the last), so a slow or cut inbox never goes unseen.
+
 Bounds: one entry per waiting command id (any number of callers of the same id share it);
 the inbox lists hold only the outcomes of this process's commands of the last ``reply_ttl`` s.
 """
@@ -50,6 +60,8 @@ FIRST_CHECK_S = 0.5
 """A waiter not answered by its inbox checks the stored outcome after this, then doubling ..."""
 MAX_CHECK_S = 4.0
 """... up to this interval."""
+FALLBACK_LOG_S = 10.0
+"""At most one ``inbox_fallback`` line per this many seconds (with the count since the last)."""
 
 _DECODER = msgspec.msgpack.Decoder(Accepted | Rejected)
 
@@ -83,6 +95,8 @@ class Inbox:
         """Outcomes resolved from the stored outcome instead (a counter)."""
         self._recheck = False
         self._reader: Any = None
+        self._fallbacks_logged = 0
+        self._fallback_logged_at = float("-inf")
 
     def __len__(self) -> int:
         """Command ids waited for now."""
@@ -129,6 +143,19 @@ class Inbox:
             for fut in w.futures:
                 if not fut.done():
                     fut.set_exception(RedisConnectionError(f"the reply inbox lost its connection ({exc}); send again"))
+
+    async def aclose(self) -> None:
+        """Stop the reader tasks and the sweep and give the reader's connection back (call it
+        before closing the client; the waiters, if any, are left to their timeouts)."""
+        tasks = [t for t in self._tasks if t is not None and not t.done()]
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            try:
+                await t
+            except BaseException:  # noqa: BLE001 - cancelled (or already failed): stopped either way
+                pass
+        self._tasks = []
 
     # -- the reader -------------------------------------------------------------------------
     def _ensure_running(self) -> None:
@@ -215,3 +242,15 @@ class Inbox:
                         continue
                     w.interval = min(w.interval * 2, MAX_CHECK_S)
                     w.next_check = now + w.interval
+            self._log_fallbacks(now)
+
+    def _log_fallbacks(self, now: float) -> None:
+        """One ``inbox_fallback`` line per :data:`FALLBACK_LOG_S` at most, if any outcome came
+        from the stored outcome since the last (its inbox push was not popped in time: a slow or
+        cut reader, or a command sent without an inbox)."""
+        new = self.fallbacks - self._fallbacks_logged
+        if new and now - self._fallback_logged_at >= FALLBACK_LOG_S:
+            log.warning("inbox_fallback", resolved_from_stored=new, delivered_total=self.delivered,
+                        fallbacks_total=self.fallbacks, waiting=len(self.waiters))
+            self._fallbacks_logged = self.fallbacks
+            self._fallback_logged_at = now

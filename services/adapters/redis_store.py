@@ -434,6 +434,11 @@ class CommandBus:
                 else:
                     fut.set_result(None)
 
+    async def aclose(self) -> None:
+        """Stop the process's inbox reader (before the client is closed: closing the pool under
+        a blocked reader would read as a lost connection, ``inbox_unavailable``)."""
+        await self.inbox.aclose()
+
     async def wait(self, game_id: str, command_id: str, timeout: float = 30.0) -> Outcome | None:
         """Wait up to ``timeout`` s for the outcome of ``command_id`` (sent by anyone); None if none came."""
         fut = self.inbox.expect(game_id, command_id)

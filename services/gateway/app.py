@@ -473,6 +473,8 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
 
     async def shutdown(app: Litestar) -> None:
         gw = app.state.get("gw")
+        if gw is not None:
+            await gw.bus.aclose()  # the inbox reader before its pool (else it logs a lost connection)
         if gw is not None and app.state.own_redis:
             await gw.r.aclose()
 
