@@ -178,10 +178,10 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
 
 
 def _loop_options(uvloop_default: bool = False) -> dict:
-    """``anyio.run`` options of a long-lived service: uvloop where it is installed if
+    """``anyio.run`` options of a long-lived service: uvloop (a dependency, except on Windows) if
     ``QUESTHALL_UVLOOP=1``, or by default (``uvloop_default``: the worker and the services over
     the partition logs, where it measurably helps: docs/architecture.md) unless
-    ``QUESTHALL_UVLOOP=0``."""
+    ``QUESTHALL_UVLOOP=0``. Without uvloop (Windows): asyncio's loop."""
     if os.environ.get("QUESTHALL_UVLOOP", "1" if uvloop_default else "0") != "1":
         return {}
     try:
