@@ -22,6 +22,7 @@ def test_demo_plays_every_title_and_every_check_holds(redis_url):
         row = next(line for line in text.splitlines() if line.startswith("│") and line.strip("│ ").startswith(name))
         assert row.count("verified") >= 2, row
         cells = [c.strip() for c in row.strip().strip("│").split("│")]
+        assert cells[2] == "1", row  # the 2nd game through the gateway
         assert cells[3] == "2", row  # the server played a bot-seat game and an absent-seat game alone
     assert "All checks hold." in text
 
@@ -40,7 +41,9 @@ def test_demo_keep_names_the_namespace_and_game_ids_it_kept(redis_url):
     ns = re.search(r"Kept the games in namespace (\S+);", text).group(1)
     assert f"QUESTHALL_NAMESPACE={ns}" in text
     ids = re.search(r"^  toy: (.+)$", text, re.M).group(1).split()
-    assert len(ids) == 3, text  # one bus game and the two games the server plays alone
+    assert len(ids) == 3, text  # one bot game and the two games the server plays alone
+    row = next(line for line in text.splitlines() if line.startswith("│ toy "))
+    assert [c.strip() for c in row.strip("│").split("│")][2] == "1", row  # --games 1: its one game via the gateway
     r = redis.Redis.from_url(redis_url)
     try:
         for gid in ids:

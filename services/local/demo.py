@@ -38,7 +38,16 @@ from services.sdk import Gateway
 
 MAX_MOVES = 20_000
 SDK_SHARE = 4
-"""Every SDK_SHARE-th game of a title is played through the gateway (HTTP + WebSocket)."""
+"""One of every SDK_SHARE games of a title is played through the gateway (HTTP + WebSocket):
+see :func:`via_gateway`."""
+
+
+def via_gateway(n: int, games: int | None) -> bool:
+    """Whether the ``n``-th (from 0) bot game of a title is played through the gateway with the
+    SDK: the 2nd of every :data:`SDK_SHARE` (so ``--games 2`` uses both ways), and the only one
+    of ``--games 1`` (else that run would never use the gateway)."""
+    return n % SDK_SHARE == 1 or games == 1
+
 
 def _demo_gateway() -> GatewayConfig:
     """The demo's own gateway on loopback: one client address plays every SDK game, so the
@@ -244,7 +253,8 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                 gateway_running(settings, _demo_gateway(), services=False, r=r) as port:
             client = BusClient(r, settings)
             sdk_client = Gateway(f"http://127.0.0.1:{port}")
-            console.print(f"Gateway on http://127.0.0.1:{port}: every {SDK_SHARE}th game is played through it with the SDK.")
+            console.print(f"Gateway on http://127.0.0.1:{port}: the 2nd of every {SDK_SHARE} bot games of a title "
+                          "(the only one with --games 1) is played through it with the SDK.")
             with Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=console, transient=False) as progress:
                 budget = seconds / len(names)
@@ -261,7 +271,7 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                             if games is None and time.monotonic() >= deadline and n > 0:
                                 return
                             rng = random.Random(seed * 1_000_003 + idx * 10_007 + n)
-                            if n % SDK_SHARE == 1:  # the 2nd of every SDK_SHARE games, so even --games 2 uses the gateway
+                            if via_gateway(n, games):
                                 await play_sdk_game(sdk_client, name, default_seats_for(name, n), rng, stats[name])
                             else:
                                 await play_bot_game(client, name, default_seats_for(name, n), rng, stats[name])
