@@ -458,12 +458,16 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
     mets = metrics_ or Metrics()
     if config.generated_receipt_key:
         log.warning("gateway_generated_receipt_key",
-                    note="QUESTHALL_RECEIPT_KEYS is not set: a random receipt key was generated; receipts signed "
-                         "by this process verify only against its /v1/keys while it runs")
+                    note="QUESTHALL_RECEIPT_KEYS is not set, so this gateway signs game receipts with a random key "
+                         "made at start: the receipts verify only against this process's /v1/keys while it runs. "
+                         "Nothing to do for make demo, make serve or local play; a deployment sets it "
+                         "(docs/operations.md, 'Gateway keys')")
     if config.generated_key:
         log.warning("gateway_generated_token_key",
-                    note="QUESTHALL_TOKEN_KEYS is not set: a random signing key was generated; seat tokens "
-                         "stop working when this process stops and are not accepted by other replicas")
+                    note="QUESTHALL_TOKEN_KEYS is not set, so this gateway signs seat tokens with a random key "
+                         "made at start: the tokens it hands out stop working when it stops and no other gateway "
+                         "accepts them. Nothing to do for make demo, make serve or local play; a deployment sets it "
+                         "(docs/operations.md, 'Gateway keys')")
 
     async def startup(app: Litestar) -> None:
         client = r if r is not None else connect(settings.url, max_connections=config.redis_connections,

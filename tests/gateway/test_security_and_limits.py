@@ -7,6 +7,7 @@ import json
 import random
 import time
 import uuid
+from pathlib import Path
 
 import anyio
 import msgspec
@@ -14,7 +15,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from schemas.questeros import Bid
-from services.adapters.redis_store import EventStore, connect
+from services.adapters.redis_store import EventStore, Settings, connect
 from services.gateway import tokens
 from services.kernel import codec, get_title
 from services.kernel import game as lifecycle
@@ -404,3 +405,28 @@ def test_a_saturated_gateway_refuses_commands_fast_with_503_and_retry_after(gate
 
     for running in run_gateway(gateway.settings, full):
         anyio.run(main, running.url)
+
+
+def test_the_generated_key_warnings_say_what_they_mean_and_whether_to_act(capfd):
+    """Without QUESTHALL_TOKEN_KEYS / QUESTHALL_RECEIPT_KEYS the gateway makes random keys and
+    warns once each; a newcomer running ``make demo`` learns from the line that it needs nothing
+    there and where deployments read on (docs/operations.md, "Gateway keys")."""
+    from services.gateway.app import create_app
+    from services.gateway.config import GatewayConfig
+
+    capfd.readouterr()
+    create_app(Settings(url="redis://127.0.0.1:1/0"), GatewayConfig(token_keys=(), receipt_keys=()))
+    out = capfd.readouterr()
+    lines = [ln for ln in (out.out + out.err).splitlines() if "gateway_generated_" in ln]
+    assert len(lines) == 2, lines
+    for event, var in (("gateway_generated_token_key", "QUESTHALL_TOKEN_KEYS"),
+                       ("gateway_generated_receipt_key", "QUESTHALL_RECEIPT_KEYS")):
+        (line,) = [ln for ln in lines if event in ln]
+        assert f"{var} is not set" in line and "random key" in line, line
+        assert "Nothing to do for make demo, make serve or local play" in line, line
+        assert "docs/operations.md" in line and "Gateway keys" in line, line
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    assert "## Gateway keys" in doc and "QUESTHALL_TOKEN_KEYS is not set" in doc
+    create_app(Settings(url="redis://127.0.0.1:1/0"), GatewayConfig(token_keys=(b"k",), receipt_keys=("0" * 64,)))
+    out = capfd.readouterr()
+    assert "gateway_generated_" not in out.out + out.err
