@@ -227,7 +227,7 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
            partitions: Annotated[str, typer.Option(help="Partitions to serve, e.g. 0-3,6 (default all).")] = "",
            min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending commands idle this long.")] = 30_000,
            health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
-    """Run the game worker of one title (consumer group ``worker:<title>``)."""
+    """Run the game worker of one title (consumer group worker:<title>)."""
     logs.configure()
     from services.adapters.redis_store import connect
     from services.kernel import titles
@@ -253,7 +253,7 @@ def worker(title: Annotated[str, typer.Option(help="The title this worker serves
 def projector(partitions: Annotated[str, typer.Option(help="Partitions to serve (default all).")] = "",
               min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
               health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
-    """Run the projector (consumer group ``projector`` over every partition log)."""
+    """Run the projector (consumer group "projector" over every partition log)."""
     logs.configure()
     from services.runtime.projector import GROUP, Projector
 
@@ -266,8 +266,8 @@ def clock(partitions: Annotated[str, typer.Option(help="Partitions to serve (def
           tick: Annotated[float, typer.Option(help="Seconds between scans of the due deadlines.")] = 0.2,
           min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
           health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
-    """Run the clock service: keeps every game's deadlines (group ``clock`` on the partition logs)
-    and sends a ``timeout`` through the bus when one passes. Any number of replicas."""
+    """Run the clock service: keeps every game's deadlines (group "clock" on the partition logs)
+    and sends a timeout command through the bus when one passes. Any number of replicas."""
     logs.configure()
     from services.runtime.clock import GROUP, Clock
 
@@ -279,7 +279,7 @@ def clock(partitions: Annotated[str, typer.Option(help="Partitions to serve (def
 def bots(partitions: Annotated[str, typer.Option(help="Partitions to serve (default all).")] = "",
          min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
          health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
-    """Run the bot service: plays every bot seat from its own view, through the bus (group ``bots``)."""
+    """Run the bot service: plays every bot seat from its own view, through the bus (group "bots")."""
     logs.configure()
     from services.runtime.bots import GROUP, Bots
 
@@ -308,7 +308,7 @@ def notifier(partitions: Annotated[str, typer.Option(help="Partitions to serve (
              min_idle_ms: Annotated[int, typer.Option(help="Reclaim pending log entries idle this long.")] = 30_000,
              health_port: Annotated[int, typer.Option(help="Serve /livez, /readyz, /metrics on this port (0: off).")] = 0) -> None:
     """Run the notifier: signed webhooks (your turn, deadline soon, game over) to
-    QUESTHALL_WEBHOOK_URLS and each game's own URLs (group ``notifier``; docs/gateway.md)."""
+    QUESTHALL_WEBHOOK_URLS and each game's own URLs (group "notifier"; docs/gateway.md)."""
     logs.configure()
     from services.runtime.notifier import GROUP, Notifier, NotifierConfig
 
@@ -445,7 +445,7 @@ def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] 
                 port: Annotated[int, typer.Option(help="Listen on this port.")] = 8000) -> None:
     """Run the HTTP/WebSocket gateway (REDIS_URL; keys and limits: docs/gateway.md).
 
-    Exits 2 if ``QUESTHALL_REPLICAS`` says more than one gateway runs but the token or receipt
+    Exits 2 if QUESTHALL_REPLICAS says more than one gateway runs but the token or receipt
     keys are not configured (each replica would generate its own: tokens and receipts of one
     would not be accepted by another).
     """
@@ -571,7 +571,7 @@ def archive_cmd(older_than_days: Annotated[float, typer.Option("--older-than-day
                                                               "last event is older than this (0: every ended game).")] = 30.0,
                 game: Annotated[str | None, typer.Option("--game", help="Archive this one ended game.")] = None) -> None:
     """Archive finished/abandoned games into one compact bundle each; their streams and read models
-    are deleted (``questhall restore GAME_ID`` brings one back byte for byte). Run it from cron."""
+    are deleted ('questhall restore GAME_ID' brings one back byte for byte). Run it from cron."""
     logs.configure()
     from services.audit.archive import NotArchivable, archive, archive_older
     from services.audit.store import GameNotFound
@@ -610,8 +610,8 @@ def rebuild_cmd(redis: Annotated[str | None, typer.Option("--redis", help="Run a
                                                              "(needed when neither REDIS_URL nor a running embedded server names one).")] = None) -> None:
     """Drop every read model and replay every game into them (stop projectors first).
 
-    Destructive: it runs only against a Redis named by ``REDIS_URL``, by a running embedded
-    server's URL file, or by ``--redis URL``, never the ``127.0.0.1:6379`` fallback (exit 2).
+    Destructive: it runs only against a Redis named by REDIS_URL, by a running embedded
+    server's URL file, or by --redis URL, never the 127.0.0.1:6379 fallback (exit 2).
     """
     logs.configure()
     from services.adapters.redis_store import connect
@@ -852,6 +852,22 @@ def _parts(spec: str, total: int) -> list[int] | None:
     if bad:
         raise typer.BadParameter(f"partitions {bad} are outside 0..{total - 1}")
     return sorted(out)
+
+
+def _joined_help(*typers: typer.Typer) -> None:
+    """Give each command of ``typers`` its docstring as help with the wrapped lines of every
+    paragraph joined: Typer's rich help keeps a docstring's line breaks, so a wrapped docstring
+    showed as ragged lines. Docstrings of commands are plain text (no RST markup)."""
+    import inspect
+
+    for t in typers:
+        for c in t.registered_commands:
+            if c.help is None and c.callback is not None and c.callback.__doc__:
+                doc = inspect.cleandoc(c.callback.__doc__)
+                c.help = "\n\n".join(" ".join(para.split()) for para in doc.split("\n\n"))
+
+
+_joined_help(app, scenario_app, chat_app)
 
 
 def main() -> None:

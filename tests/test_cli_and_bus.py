@@ -133,3 +133,27 @@ def test_commands_find_a_running_embedded_server_and_fail_in_one_line(redis_url,
     res = subprocess.run([sys.executable, "-m", "services.cli", "replay", "g1"], capture_output=True, text=True, timeout=60,
                          env={**__import__("os").environ, "REDIS_URL": "redis://127.0.0.1:1/0"})
     assert res.returncode == 2 and "Cannot reach Redis" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_every_commands_help_is_plain_text_without_rst_markup():
+    """``questhall --help`` and each command's help read as plain text: no RST double backticks
+    or roles from the docstrings they are made of."""
+    import typer.main
+
+    def paths(cmd, prefix=()):
+        yield prefix
+        for name, sub in getattr(cmd, "commands", {}).items():
+            yield from paths(sub, (*prefix, name))
+
+    runner = CliRunner()
+    seen = 0
+    for path in paths(typer.main.get_command(app)):
+        res = runner.invoke(app, [*path, "--help"], terminal_width=200)
+        assert res.exit_code == 0, (path, res.output)
+        assert "``" not in res.output and ":func:" not in res.output and ":class:" not in res.output, (path, res.output)
+        seen += 1
+    assert seen > 20
+    from services.cli import chat_app, scenario_app
+
+    for t in (app, scenario_app, chat_app):  # a docstring's wrapped lines joined (rich help keeps line breaks)
+        assert all("\n" not in para for c in t.registered_commands for para in c.help.split("\n\n"))
