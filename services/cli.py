@@ -594,6 +594,7 @@ def restore_cmd(game_id: Annotated[str, typer.Argument(help="The archived game."
     """Bring an archived game back: its streams, metadata and read models, as they were."""
     logs.configure()
     from services.audit.archive import restore
+    from services.audit.compact import CorruptRecord
     from services.audit.store import GameNotFound
 
     url = _url()
@@ -602,7 +603,7 @@ def restore_cmd(game_id: Annotated[str, typer.Argument(help="The archived game."
         v = await restore(r, _settings(url), game_id)
         console.print(f"Restored {game_id} at version {v}.")
 
-    _run_on_redis(main, url=url, refused=(GameNotFound, FileExistsError))
+    _run_on_redis(main, url=url, refused=(GameNotFound, FileExistsError, CorruptRecord))
 
 
 @app.command("rebuild")

@@ -6,9 +6,10 @@ While a game runs, its events are the stream ``g:<game>:events`` (entry ``<versi
 has ended nothing can be appended to it (the lifecycle refuses every command of an ended game
 or accepts it as a no-op, which appends nothing), and the projection that ended it *settles* it
 (:func:`settle`): both streams are replaced by one record ``g:<game>:packed`` in the game's slot
--- the ``questhall-archive/2`` form of services/audit/compact.py (the bundle without what the
-rest determines, msgpack under xz; about 8 kB for a 333-event Questeros game whose streams took
-230 kB). The packing is checked before anything is deleted: every stored entry must come back
+-- the ``questhall-archive/3`` form of services/audit/compact.py (the bundle without what the
+rest determines, in columns, its repeated strings as vocabulary indexes, raw LZMA2; about 5.8 kB
+for a 333-event Questeros game whose streams took 230 kB; a record packed as ``/2`` before is
+read as it is). The packing is checked before anything is deleted: every stored entry must come back
 from the record byte for byte (same msgpack, same key order), else the streams are kept as
 they are; the write is one script that also checks the game is ended and its streams are
 still what was packed.

@@ -2,11 +2,13 @@
 
 A finished or abandoned game's Redis footprint is its event stream, command record, metadata,
 secret, snapshot, outcomes and read models (views, feeds, lobby entry, result). Archiving keeps
-only its bundle under ``<ns>:{<ns>:archive}:<game>``, as a ``questhall-archive/2`` record
-(services/audit/compact.py: the bundle without the fields it can derive, msgpack, xz; about 8 kB
-for a Questeros game) or, for a bundle that does not survive that round trip, as
-``questhall-bundle/1`` compact JSON under zlib level 9 (the older record, still read), and
-deletes the rest. :func:`restore` writes the game's stream,
+only its bundle under ``<ns>:{<ns>:archive}:<game>``, as a ``questhall-archive/3`` record
+(services/audit/compact.py: the bundle without the fields it can derive, in columns, its
+repeated strings as indexes into the title's frozen vocabulary, raw LZMA2; about 5.8 kB for a
+Questeros game) or, for a bundle that does not survive that round trip, as ``questhall-bundle/1``
+compact JSON under zlib level 9, and deletes the rest. Records written before (``/2``, the
+zlib JSON) are still read; one that does not decode raises
+:class:`~services.audit.compact.CorruptRecord` (``archive_corrupt``, ``archive_unknown_format``). :func:`restore` writes the game's stream,
 command record, metadata and seed back from the bundle (every event re-encoded to the bytes it
 was stored as: msgpack of the same keys in the same order) and projects its read models again,
 so ``rebuild`` and the audit see it as before. Outcomes are not restored: a retry of a command
@@ -25,7 +27,7 @@ import msgspec
 
 from services.adapters import ended
 from services.adapters.redis_store import Settings, redacted_url
-from services.audit.compact import MAGIC, NotPackable, pack, unpack
+from services.audit.compact import MAGICS, CorruptRecord, NotPackable, pack, unpack
 from services.audit.store import GameNotFound, export_bundle
 
 ENDED = (b"finished", b"abandoned")
@@ -106,17 +108,39 @@ async def archive_older(r: Any, settings: Settings, days: float, now_ms: int | N
 
 
 async def archived_bundle(r: Any, settings: Settings, game_id: str) -> dict | None:
-    """The archived bundle of a game, or None if it is not archived."""
+    """The archived bundle of a game, or None if it is not archived.
+
+    Raises CorruptRecord (``archive_corrupt``, ``archive_unknown_format``) naming the game if its
+    record does not decode."""
     raw = await r.get(archive_key(settings, game_id))
     if raw is None:
         return None
-    return unpack(raw) if raw.startswith(MAGIC) else msgspec.json.decode(zlib.decompress(raw))
+    try:
+        return decode_record(raw)
+    except CorruptRecord as exc:
+        raise CorruptRecord(exc.code, f"archived game {game_id!r}: {exc.message}") from None
+
+
+def decode_record(raw: bytes) -> dict:
+    """The bundle of an archived record: ``questhall-archive/3`` or ``/2`` (compact.py), else
+    ``questhall-bundle/1`` JSON under zlib (the first archive form). Raises CorruptRecord."""
+    if raw.startswith(MAGICS):
+        return unpack(raw)
+    try:
+        bundle = msgspec.json.decode(zlib.decompress(raw))
+    except (zlib.error, msgspec.DecodeError) as exc:
+        raise CorruptRecord("archive_unknown_format" if raw[:1] != b"\x78" else "archive_corrupt",
+                            f"neither a compact record nor zlib JSON: {exc}") from None
+    if not isinstance(bundle, dict) or not isinstance(bundle.get("events"), list):
+        raise CorruptRecord("archive_corrupt", "the zlib JSON record is not a bundle")
+    return bundle
 
 
 async def restore(r: Any, settings: Settings, game_id: str) -> int:
     """Bring an archived game back (streams, metadata, seed, read models); returns its version.
 
-    Raises GameNotFound if it is not archived, FileExistsError if the game exists live.
+    Raises GameNotFound if it is not archived, FileExistsError if the game exists live,
+    CorruptRecord if its record does not decode (nothing is written then).
     """
     from services.runtime.projector import Projector
 
