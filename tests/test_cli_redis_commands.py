@@ -1,10 +1,12 @@
-"""The one-shot commands on Redis (``archive``, ``restore``) refuse in one line and exit 2; the
+"""The one-shot commands on Redis (``archive``, ``restore``) refuse in one line and exit 2 (a
+damaged archived record with its code); records of every archive form restore; the
 success paths are in tests/gateway/test_bounded.py, the chat services' in tests/chat and tests/matrix."""
 
 from __future__ import annotations
 
 import uuid
 
+import pytest
 from typer.testing import CliRunner
 
 from services.cli import app
@@ -20,3 +22,59 @@ def test_archive_and_restore_of_an_unknown_game_say_so_in_one_line_and_exit_2(re
         assert len(res.output.strip().splitlines()) <= 2, res.output
     res = CliRunner().invoke(app, ["archive", "--older-than-days", "0"])
     assert res.exit_code == 0 and "Archived 0 games." in res.output, res.output
+
+
+def test_records_of_every_archive_form_restore_and_a_damaged_one_is_refused_in_one_line(settings, monkeypatch) -> None:
+    """An archived game whose record was written as ``/2`` or as zlib JSON (older code) restores
+    byte for byte; a damaged record is refused with its code (exit 2), and nothing is written."""
+    import random
+    import zlib
+
+    import anyio
+    import msgspec
+
+    from services.adapters import ended
+    from services.adapters.client import BusClient
+    from services.audit.archive import archive, archive_key, restore
+    from services.audit.compact import CorruptRecord, pack
+    from services.audit.store import audit_game, export_bundle
+    from services.local.demo import TitleStats, play_bot_game
+    from services.runtime.serve import services_running
+
+    async def main() -> None:
+        async with services_running(settings, titles=["orion_duel"]) as s:
+            r, k = s["redis"], settings.keys
+            stats = TitleStats()
+            await play_bot_game(BusClient(r, settings, timeout=60), "orion_duel", 2, random.Random(3), stats)
+            gid = stats.game_ids[0]
+            with anyio.fail_after(60):
+                while not await ended.is_settled(r, k, gid):
+                    await anyio.sleep(0.02)
+            bundle = await export_bundle(r, settings, gid)
+            rows = await ended.all_rows(r, k, gid)
+            for older in (pack(bundle, fmt=2), zlib.compress(msgspec.json.encode(bundle), 9)):
+                await archive(r, settings, gid)
+                await r.set(archive_key(settings, gid), older)  # as the code before wrote it
+                await restore(r, settings, gid)
+                assert await ended.all_rows(r, k, gid) == rows
+                assert (await audit_game(r, settings, gid)).status == "valid"
+            await archive(r, settings, gid)
+            good = await r.get(archive_key(settings, gid))
+            for damaged, code in ((good[:-30], "archive_corrupt"), (b"QHA7" + good[4:], "archive_unknown_format"),
+                                  (b"\x78\xda" + good[2:], "archive_corrupt")):
+                await r.set(archive_key(settings, gid), damaged)
+                with pytest.raises(CorruptRecord) as info:
+                    await restore(r, settings, gid)
+                assert info.value.code == code and gid in str(info.value)
+                assert not await r.exists(k.game(gid, "meta"))
+            monkeypatch.setenv("REDIS_URL", settings.url)
+            monkeypatch.setenv("QUESTHALL_NAMESPACE", settings.namespace)
+            monkeypatch.setenv("QUESTHALL_PARTITIONS", str(settings.partitions))
+            res = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(app, ["restore", gid]))
+            assert res.exit_code == 2 and "archive_corrupt" in res.output and "Traceback" not in res.output, res.output
+            assert len(res.output.strip().splitlines()) <= 2, res.output
+            await r.set(archive_key(settings, gid), good)
+            await restore(r, settings, gid)
+            assert await ended.all_rows(r, k, gid) == rows
+
+    anyio.run(main)

@@ -7,7 +7,9 @@
   lasting keys (meta, secret, packed record, snapshot, applied version, one view per seat and the
   spectator's, lobby entry and result) at most ``seats + 9``, nothing else but outcomes that
   expire, at most one entry in the partition log and its command stream once they are trimmed,
-  and ``MEMORY USAGE`` of it all within the documented bound (docs/operations.md).
+  and ``MEMORY USAGE`` of it all within the documented bound (docs/operations.md);
+- archived, it is one ``questhall-archive/3`` record of at most :data:`ARCHIVED_BOUND` bytes, and
+  restored it reads as before (the same rows, byte for byte) and audits valid.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from schemas.envelope import Accepted
 from services.adapters import ended
 from services.adapters.client import BusClient
 from services.adapters.redis_store import ENC, EventStore
+from services.audit.archive import archive, archive_key, restore
+from services.audit.compact import MAGIC3
 from services.audit.store import audit_game, export_bundle
 from services.kernel import codec, fold
 from services.local.demo import TitleStats, dump_read_models, play_bot_game
@@ -32,6 +36,9 @@ from tests.toygame import Add, Roll
 
 LIVE_BOUND = 50_000
 """Bytes (``MEMORY USAGE``) a finished game of any title may hold once settled (docs/operations.md)."""
+ARCHIVED_BOUND = 10_000
+"""Bytes (``MEMORY USAGE``) the archived record of a finished game of any title may hold (issue 13:
+"<= 10 kB archived"; the bench's games, docs/operations.md: a 6-seat 6-day Orange Quest is more)."""
 
 
 def test_a_packed_game_reads_as_its_streams_did(settings):
@@ -139,6 +146,13 @@ def test_a_finished_game_of_every_title_keeps_a_bounded_key_set(settings, title)
             assert int(await r.get(k.rm(gid, "applied"))) == version
             await _trim(r, settings)  # the services' minute trim, at once
             rows = await game_keys(r, settings, gid, title)
+            before = await ended.all_rows(r, k, gid)
+            await archive(r, settings, gid)
+            record = await r.get(archive_key(settings, gid))
+            archived = int(await r.memory_usage(archive_key(settings, gid), samples=0))
+            assert await restore(r, settings, gid) == version
+            after = await ended.all_rows(r, k, gid)
+            verdict = await audit_game(r, settings, gid)
         own = {row["part"]: row for row in rows if not row["shared"]}
         lasting = {p for p, row in own.items() if row["ttl"] < 0}
         views = {f"view:{i}" for i in range(seats)} | {"view:spec"}
@@ -153,5 +167,7 @@ def test_a_finished_game_of_every_title_keeps_a_bounded_key_set(settings, title)
             assert sum(row["entries"] for row in rows if row["part"] == part) <= 1, (part, rows)
         settled = sum(row["bytes"] for row in rows if row["ttl"] < 0 and not row["part"].startswith("change stream"))
         assert settled <= LIVE_BOUND, (title, version, settled, sorted((row["bytes"], row["part"]) for row in rows))
+        assert record.startswith(MAGIC3) and archived <= ARCHIVED_BOUND, (title, version, len(record), archived)
+        assert after == before and verdict.status == "valid", (title, verdict)  # restored byte for byte
 
     anyio.run(main)
