@@ -105,6 +105,48 @@ def test_a_seat_cannot_grow_the_stream_by_re_sending_or_endlessly_changing_its_c
     assert fold(TOY_VOTE, g.events) == g.game
 
 
+def test_legal_commands_of_a_seat_that_has_chosen_offer_only_a_change_and_none_once_changes_are_spent():
+    """The kernel's legal commands follow its choice rules: before choosing, every choice; after,
+    every choice but the pending one (the same again is ``choice_unchanged``), each of which is
+    accepted as a change; after MAX_CHANGES changes none (``too_many_changes``). Other seats keep theirs."""
+    g = _game(2, rounds=1)
+    every = TOY_VOTE.legal_commands(g.game.rules, 0)
+    assert lifecycle.legal_commands(TOY_VOTE, g.game, 0) == every
+    assert isinstance(g.submit(every[0], 0), Accepted)
+    offered = lifecycle.legal_commands(TOY_VOTE, g.game, 0)
+    assert offered == every[1:] and lifecycle.legal_commands(TOY_VOTE, g.game, 1) == every
+    changes = 0
+    while offered:
+        n = len(g.events)
+        assert isinstance(g.submit(offered[0], 0), Accepted) and len(g.events) == n + 1  # a change
+        changes += 1
+        offered = lifecycle.legal_commands(TOY_VOTE, g.game, 0)
+        assert my(g) not in offered
+    assert changes == MAX_CHANGES and g.game.choices.changes_of(0) == MAX_CHANGES
+    assert all(g.submit(c, 0).code == "too_many_changes" for c in every if c != my(g))
+
+
+def my(g: LocalGame) -> Pick:
+    return Pick(**{k: v for k, v in lifecycle.view(TOY_VOTE, g.game, 0).my_choice.items() if k != "type"})
+
+
+def test_a_title_views_legal_list_follows_the_choice_rules():
+    """Reventure: Orbtale's hero pick (a secret choice) on the wire: the view's ``legal`` of a seat
+    that has picked lists its other heroes (changes) only; the other seat's view keeps all of its own."""
+    from services.kernel import titles
+
+    t = titles()["reventure_orbtale"]
+    g = LocalGame(t, seed=bytes(32))
+    g.create_and_start(2, {})
+    heroes = lifecycle.view(t, g.game, 0).view.legal
+    theirs = lifecycle.view(t, g.game, 1).view.legal
+    assert len(heroes) > 1 and theirs
+    assert isinstance(g.submit(heroes[0], 0), Accepted)
+    assert lifecycle.view(t, g.game, 0).view.legal == heroes[1:]
+    assert lifecycle.view(t, g.game, 1).view.legal == theirs
+    assert lifecycle.view(t, g.game, 0).view.legal == lifecycle.legal_commands(t, g.game, 0)
+
+
 def test_pending_choices_stored_without_the_change_count_still_decode_and_streams_replay_unchanged():
     """The change count is a new field with a default (docs/architecture.md, stored shapes): a
     PendingChoices written before it decodes with none counted; the count is folded from the

@@ -570,10 +570,24 @@ def to_move(title: Title, game: Game) -> list[int]:
     return list(title.to_move(game.rules)) if waiting is None else waiting
 
 
+def legal_commands(title: Title, game: Game, seat: int) -> list:
+    """The commands ``seat`` may send now: the title's ``legal_commands`` as the kernel's secret
+    choice rules leave them (a seat that has chosen: only a change of its choice, and none once
+    it changed ``MAX_CHANGES`` times; services/kernel/secret.py ``legal_now``). [] unless active."""
+    if game.rules is None or game.status != "active":
+        return []
+    return secret.legal_now(title, game, seat, title.legal_commands(game.rules, seat))
+
+
 def view(title: Title, game: Game, seat: int | None) -> ViewEnvelope:
-    """The read model of ``game`` for ``seat`` (None: spectator)."""
+    """The read model of ``game`` for ``seat`` (None: spectator).
+
+    A title view's ``legal`` list (where the title keeps one) passes the kernel's secret choice
+    rules (:func:`legal_commands`): a seat that has made its choice is offered only a change."""
     inner = title.view(game.rules, seat) if game.rules is not None else None
     active = game.rules is not None and game.status == "active"
+    if active and seat is not None and secret.chosen(title, game) and isinstance(getattr(inner, "legal", None), list):
+        inner = msgspec.structs.replace(inner, legal=secret.legal_now(title, game, seat, inner.legal))  # type: ignore[arg-type]
     return ViewEnvelope(
         game_id=game.game_id,
         title=game.title,

@@ -176,6 +176,22 @@ def waiting_for(title: Title, game: Game) -> list[int] | None:
     return [s for s in req.seats if s not in done]
 
 
+def legal_now(title: Title, game: Game, seat: int | None, legal: list) -> list:
+    """``legal`` (the title's legal commands of ``seat``) as the kernel's choice rules leave them.
+
+    A seat that has chosen in the open choice may change its choice (ruling above): every choice
+    command stays legal as a change except the very choice it has pending (``choice_unchanged``);
+    once it changed MAX_CHANGES times, no choice command is legal (``too_many_changes``). Other
+    commands (a title's off-turn ones) are kept. Any other seat's list is returned as it is.
+    """
+    p = _pending(title, game)
+    if p is None or seat is None or seat not in p.seats:
+        return list(legal)
+    spent = p.changes_of(seat) >= MAX_CHANGES
+    pending = _decode(title, p.made[p.seats.index(seat)]).choice
+    return [c for c in legal if not (is_choice(title, c) and (spent or c == pending))]
+
+
 def my_choice(title: Title, game: Game, seat: int | None) -> dict | None:
     """``seat``'s own pending choice as JSON builtins (with its ``type``), or None."""
     p = _pending(title, game)

@@ -8,9 +8,14 @@ clock. After every command, while the game is active, it must wait for somebody 
 
 - ``lifecycle.to_move`` is not empty (the title's ``to_move``, or, while a secret choice is
   open, its seats that have not chosen yet: services/kernel/secret.py);
-- at least one of those seats has a legal command, or a pending deadline (a response window,
-  an agreement timer or a move clock: its timeout plays the default move,
-  services/kernel/clock.py), so a game that waits only for a deadline is alive.
+- every one of those seats can act: the kernel's legal commands of the seat
+  (``lifecycle.legal_commands``: the title's, as the secret choice rules leave them) are not
+  empty, and so is the ``legal`` list of the view envelope the projector would write for it
+  (``lifecycle.view``; Orion Duel's placements in its play phase), whose ``to_move`` lists it --
+  a seat shown to move with nothing to send stalls a client (a Questeros bus game of the
+  demo's bot loop stalled once on a seat view with an empty legal list: not reproduced here);
+- every legal command a seat the game does not wait for sends is accepted (its legal commands
+  are honest: a seat that made its secret choice is offered only a change).
 
 Every game ends within a bound of commands, no bot command is refused and nothing raises.
 Found so far: Orange Quest waiting for nobody when the deck and the discard pile were both empty,
@@ -78,19 +83,32 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
+def _view_legal(title, game, seat: int) -> tuple[list[int], list | None]:
+    """The ``to_move`` and the legal list (None: the title's view keeps none) of the view
+    envelope of ``seat``, as the projector writes it."""
+    env = lifecycle.view(title, game, seat)
+    legal = getattr(env.view, "legal", None)
+    if title.name == "orion_duel" and game.rules.phase == "play":
+        legal = env.view.placements  # the compact form of its placements (docs/games/orion_duel.md)
+    return env.to_move, legal
+
+
 def _waiting(g: LocalGame) -> tuple[list[int], list[int], str]:
-    """The seats the active game waits for, those of them with a legal command, and "" if it
-    waits for a seat that can act (a legal command, or a deadline whose timeout plays for it),
-    else why not."""
+    """The seats the active game waits for, those of them with a legal command, and "" if every
+    one of them can act (legal commands, and a view that shows it to move with a non-empty legal
+    list), else why not."""
     title, game = g.title, g.game
     waiting = lifecycle.to_move(title, game)
     if not waiting:
         return [], [], "no seat to move"
-    able = [s for s in waiting if title.legal_commands(game.rules, s)]
-    deadlines = {d.seat for d in game.clock.deadlines} if game.clock is not None else set()
-    if able or deadlines & set(waiting):
-        return waiting, able, ""
-    return waiting, able, f"seats {waiting} have no legal command and no deadline"
+    able = [s for s in waiting if lifecycle.legal_commands(title, game, s)]
+    if able != waiting:
+        return waiting, able, f"seats {sorted(set(waiting) - set(able))} are to move with no legal command"
+    for s in waiting:
+        shown, legal = _view_legal(title, game, s)
+        if s not in shown or legal == []:
+            return waiting, able, f"seat {s}'s view shows to_move {shown} and legal {legal}"
+    return waiting, able, ""
 
 
 def _time_out(g: LocalGame, d) -> None:
@@ -118,15 +136,16 @@ def _fire_due(g: LocalGame) -> bool:
 
 def _off_turn(g: LocalGame, waiting: list[int], rng: random.Random) -> bool:
     """A seat the game does not wait for sends one of its legal commands (an off-turn Block,
-    a given item, a hand-in), if one has any. A seat that has made its secret choice may be
-    refused for sending it again unchanged (or changing it too often): that is not a stall."""
+    a given item, a hand-in, a change of its secret choice), if one has any: it is accepted
+    (the kernel's legal commands offer a seat that has chosen only a change, never the same
+    choice again or a change past MAX_CHANGES)."""
     seat = rng.choice([s for s in range(len(g.game.seats)) if s not in waiting] or [None])
-    legal = g.title.legal_commands(g.game.rules, seat) if seat is not None else []
+    legal = lifecycle.legal_commands(g.title, g.game, seat) if seat is not None else []
     if not legal:
         return False
     cmd = rng.choice(legal)
     out = g.submit(cmd, seat)
-    assert isinstance(out, Accepted) or out.code in ("choice_unchanged", "too_many_changes"), (cmd, out)
+    assert isinstance(out, Accepted), (cmd, out)
     return True
 
 
@@ -149,9 +168,6 @@ def play(case: Case, seed: int) -> tuple[LocalGame, int]:
         if _fire_due(g) or (rng.random() < timeouts and _fire_deadline(g, rng)):
             continue
         if title.off_turn and rng.random() < 0.1 and _off_turn(g, waiting, rng):
-            continue
-        if not able:  # only a deadline is awaited: it falls due
-            assert _fire_deadline(g, rng)
             continue
         seat = rng.choice(able)
         cmd = seat_bots[seat](title.view(g.game.rules, seat), seat, rng)
