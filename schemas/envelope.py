@@ -253,6 +253,12 @@ class GameCreated(Event, tag="game_created"):
     rng: str
     """Versioned name of the derivation function, e.g. ``questhall-hmac-sha256/1``."""
     require_seat_keys: bool = False
+    lifecycle_version: int = 0
+    """The lifecycle rules the game runs under (``services.kernel.game.LIFECYCLE_VERSION`` at its
+    creation), so that a changed lifecycle rule never changes what a stored game means: 0, a game
+    created before the field (a record without it): a timeout that hands a seat to a bot may also
+    mark it absent; 1: a seat the server's bot plays, or takes over by that timeout, is never
+    marked absent. Added later (the audit's ``ADDED_LATER``)."""
 
 
 class SeatJoined(Event, tag="seat_joined"):
@@ -356,7 +362,8 @@ class TimedOut(Event, tag="timed_out"):
 
 class SeatAbsent(Event, tag="seat_absent"):
     """The seat timed out ``timeouts`` times in a row (option ``absent_after``): from now on its
-    deadlines fall due at once, until the seat itself moves again."""
+    deadlines fall due at once, until the seat itself moves again. Never for a seat the server's
+    bot plays, nor with the ``seat_botted`` of a takeover (``lifecycle_version`` 1 on)."""
 
     seat: int
     timeouts: int

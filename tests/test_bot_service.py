@@ -87,6 +87,36 @@ def test_a_person_plays_against_a_bot_seat_which_answers_each_move(settings):
     anyio.run(main)
 
 
+def test_a_seat_taken_over_by_a_bot_is_played_by_the_bot_not_marked_absent(settings):
+    """on_timeout = bot, absent_after = 1, through the bus with the clock and bot services: seat
+    0's person never moves; its first timeout hands it to the bot, which plays the rest. The
+    takeover does not also mark it absent (that made its next deadline fall due at once, racing
+    the bot service: docs/gateway.md "Clocks"), and the game audits valid."""
+    opts = {"clock": "move", "move_seconds": 2, "on_timeout": "bot", "absent_after": 1, "setup": "symmetric_1",
+            "first_seat": 0}
+
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings)
+        async with services_running(settings, titles=["orion_duel"], r=r, clock=True, bots=True):
+            gid = await bot_game(c, "orion_duel", [None, "greedy"], opts)
+
+            async def done() -> bool:
+                return await status(r, settings, gid) == b"finished"
+
+            await until(done, what="the game to finish")
+            events = await EventStore(r, settings).read_events(codec("orion_duel"), gid)
+            tags = [e.body.__struct_config__.tag for e in events]
+            taken = [e.body for e in events if e.body.__struct_config__.tag == "seat_botted" and e.body.takeover]
+            assert [b.seat for b in taken] == [0] and "seat_absent" not in tags
+            cmds = await EventStore(r, settings).read_commands(codec("orion_duel"), gid)
+            assert any(e.command_id.startswith("bot:0:") for _, _, e in cmds)  # the bot played seat 0
+            assert (await audit_game(r, settings, gid)).status == "valid"
+        await r.aclose()
+
+    anyio.run(main)
+
+
 def test_a_sigkilled_bot_service_is_replaced_and_every_bot_move_is_made_once(settings, tmp_path):
     async def main():
         r = connect(settings.url)

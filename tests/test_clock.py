@@ -135,6 +135,69 @@ def test_on_timeout_bot_hands_the_seat_to_a_bot_shown_in_the_views():
     assert v.bots[seat] == "greedy" and v.bots[1 - seat] is None
 
 
+BOT_ABSENT = {"clock": "move", "move_seconds": 30, "on_timeout": "bot", "absent_after": 1, "setup": "symmetric_1",
+              "first_seat": 0}
+
+
+def _take_over_seat_0(g: LocalGame) -> int:
+    """Seat 0 lets its first deadline pass: the timeout hands it to the bot. Returns the event index."""
+    assert g.game.clock.deadline_of(0) is not None
+    g.now_ms = g.game.clock.deadline_of(0).at + 1
+    n = len(g.events)
+    assert all(isinstance(o, Accepted) for o in fire_due(g))
+    return n
+
+
+def test_a_seat_a_bot_takes_over_is_not_marked_absent_so_its_deadlines_wait_for_the_bot():
+    """on_timeout = bot with absent_after = 1: the timeout hands the seat to the bot and plays its
+    move, and does not also mark it absent (its next deadline fell due at once, racing the bot
+    service about to play it; docs/gateway.md "Clocks"). Its later timeouts (the bot service down)
+    do not mark it absent either: each waits the full move time."""
+    g = new("orion_duel", BOT_ABSENT)
+    n = _take_over_seat_0(g)
+    assert tags(g, n)[:2] == ["timed_out", "seat_botted"] and "seat_absent" not in tags(g, n)
+    assert g.game.clock.absent == () and g.game.bots[0] == "random"
+    g.now_ms += 1_000
+    assert isinstance(g.submit(g.title.legal_commands(g.game.rules, 1)[0], 1), Accepted)
+    d = g.game.clock.deadline_of(0)
+    assert d is not None and d.at == g.now_ms + 30_000  # the bot's decision has the move time
+    g.now_ms = d.at + 1
+    m = len(g.events)
+    fire_due(g)  # the bot service did not play in time: its default move, still not absent
+    assert tags(g, m)[0] == "timed_out" and "seat_absent" not in tags(g, m) and g.game.clock.absent == ()
+    assert g.game.lifecycle_version == lifecycle.LIFECYCLE_VERSION == 1  # the rule a new game runs under, in its log
+
+
+def test_an_old_game_that_marked_a_taken_over_seat_absent_replays_and_audits_as_it_was_played(monkeypatch):
+    """Event sourcing: a stored game's meaning never changes. A game created before
+    ``lifecycle_version`` (its game_created lacks the field: 0) keeps the old rule: the takeover
+    also marked the seat absent, its next deadline at once. Folded and audited by this code it is
+    the game that was played, and it goes on under its own rule."""
+    monkeypatch.setattr(lifecycle, "LIFECYCLE_VERSION", 0)
+    g = new("orion_duel", BOT_ABSENT)
+    monkeypatch.undo()
+    assert g.game.lifecycle_version == 0
+    n = _take_over_seat_0(g)
+    assert tags(g, n)[:3] == ["timed_out", "seat_absent", "seat_botted"] and g.game.clock.absent == (0,)
+    g.now_ms += 1_000
+    assert isinstance(g.submit(g.title.legal_commands(g.game.rules, 1)[0], 1), Accepted)
+    assert g.game.clock.deadline_of(0).at == g.now_ms  # absent: falls due at once (the old rule)
+    from tests.signed_games import reseal
+
+    g.submit(AbandonGame(), 1)  # the seed revealed: every command re-decided
+    old = bundle_of(g.game.game_id, g.events, g.commands)
+    del old["events"][0]["body"]["lifecycle_version"]  # the record as stored before the field
+    old = reseal(old)
+    assert audit_bundle(old).status == "valid", audit_bundle(old).summary()
+    from services.kernel import codec
+
+    typed = [codec(g.title.name).decode_event(msgspec.json.encode(e), json=True) for e in old["events"]]
+    assert "lifecycle_version" not in old["events"][0]["body"] and typed[0].body.lifecycle_version == 0
+    replayed = lifecycle.fold(g.title, typed)
+    assert replayed.lifecycle_version == 0 and replayed.clock == g.game.clock and replayed.rules == g.game.rules
+    assert replayed.clock.absent == (0,) and replayed.status == "finished"
+
+
 def test_a_seat_joined_as_a_bot_is_no_takeover():
     from schemas.envelope import CreateGame, SeatBotted
 

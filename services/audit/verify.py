@@ -511,11 +511,13 @@ def _redecide(title: Any, game: lifecycle.Game, cmd: CommandEnvelope, h: str, ev
     return None
 
 
-ADDED_LATER: dict[str, tuple[str, ...]] = {"seat_botted": ("takeover",)}
+ADDED_LATER: dict[str, tuple[str, ...]] = {"seat_botted": ("takeover",), "game_created": ("lifecycle_version",)}
 """Event fields added after events of that type were already stored, whose value the rules give
 for every command: a record without the field predates it and is compared without it (its other
 fields still are). ``seat_botted.takeover`` (issue 19): False for a seat joined as a bot, which
-the generic rule below tolerates anyway, True for a timeout's takeover, which it would not."""
+the generic rule below tolerates anyway, True for a timeout's takeover, which it would not.
+``game_created.lifecycle_version``: the rules give the current version, a record from before the
+field means 0 (the game is then folded, and its later commands re-decided, under version 0)."""
 
 
 def _diff(want: Any, got: Any, path: str = "") -> str:

@@ -93,6 +93,14 @@ Status = Literal["none", "lobby", "active", "finished", "abandoned"]
 
 _HEX = re.compile(r"^[0-9a-fA-F]{0,64}\Z")  # \Z, not $: "$" also matches before a trailing newline
 
+LIFECYCLE_VERSION = 1
+"""The lifecycle rules a game created now runs under (``game_created.lifecycle_version``; a game
+keeps the version it was created with, so replay and audit of every stored game decide as it was
+played). 0 (games created before the field): a timeout that hands a seat to a bot may also mark it
+absent (``absent_after`` 1), so its next deadline fell due at once, racing the bot service.
+1: a seat the server's bot plays, or takes over by that very timeout, is never marked absent
+(docs/gateway.md "Clocks")."""
+
 
 class Game(Record, Generic[S]):
     """A game's whole state: lifecycle facts plus the title's rules state (``rules``).
@@ -128,6 +136,8 @@ class Game(Record, Generic[S]):
     """The last command's undo state, with the game before it (games with an undo option)."""
     choices: secret.PendingChoices | None = None
     """Secret choices made so far for the open simultaneous choice (never shown to others)."""
+    lifecycle_version: int = 0
+    """The lifecycle rules of the game (``game_created.lifecycle_version``, see LIFECYCLE_VERSION)."""
 
 
 class Snapshot(Record):
@@ -231,6 +241,7 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
                 seed_commitment=seed_commitment(seed),
                 rng=RNG_ALGORITHM,
                 require_seat_keys=body.require_seat_keys,
+                lifecycle_version=LIFECYCLE_VERSION,
             )
         ]
     if game.status == "none":
@@ -383,13 +394,18 @@ def _timeout(title: Title, game: Game, envelope: CommandEnvelope, body: Timeout,
                   else f"The {lopts.move_seconds} s for the decision ran out.")
     events: list[Event] = [TimedOut(seat=body.seat, deadline=d.at, action=lopts.on_timeout, reason=reason)]
     in_row = (game.clock.timeouts[body.seat] if body.seat < len(game.clock.timeouts) else 0) + 1
+    botted = body.seat < len(game.bots) and bool(game.bots[body.seat])
+    takeover = lopts.on_timeout == "bot" and not botted
+    # lifecycle_version 1: a seat the server's bot plays (or takes over now) is not absent: the bot
+    # plays its deadlines (else the next one fell due at once, racing the bot service's move).
+    played = game.lifecycle_version >= 1 and (botted or takeover)
     absent: list[int] = []
-    if lopts.absent_after and in_row >= lopts.absent_after and body.seat not in game.clock.absent:
+    if lopts.absent_after and in_row >= lopts.absent_after and body.seat not in game.clock.absent and not played:
         events.append(SeatAbsent(seat=body.seat, timeouts=in_row, reason=f"The seat timed out {in_row} times in a row."))
         absent.append(body.seat)
     if lopts.on_timeout == "forfeit":
         return events + forfeit(title, game, body.seat, reason, seed)
-    if lopts.on_timeout == "bot" and not (body.seat < len(game.bots) and game.bots[body.seat]):
+    if takeover:
         bot = lopts.timeout_bot or _first_bot(title)
         events.append(SeatBotted(seat=body.seat, bot=bot, reason=f"The seat timed out: {reason[0].lower()}{reason[1:]}",
                                  takeover=True))
@@ -474,6 +490,7 @@ def _evolve_body(title: Title, game: Game, body: Event) -> Game:
             rules_version=body.rules_version,
             seat_keys=tuple("" for _ in range(body.seats)),
             require_seat_keys=body.require_seat_keys,
+            lifecycle_version=body.lifecycle_version,
         )
     if isinstance(body, (SeatJoined, SeatLeft)):
         seats = list(game.seats)

@@ -1075,6 +1075,8 @@ export interface components {
         };
         /** GameCreated */
         GameCreated: {
+            /** @default 0 */
+            lifecycle_version: number;
             options: Record<string, never>;
             /** @default false */
             require_seat_keys: boolean;
