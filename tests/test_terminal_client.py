@@ -165,3 +165,25 @@ def test_serve_on_a_taken_port_says_so_in_one_line(command):
     assert p.returncode == 2, p.stderr
     assert f"Cannot listen on 127.0.0.1:{port}" in p.stderr and "--port" in p.stderr
     assert "Traceback" not in p.stdout + p.stderr
+
+
+def test_ok_of_a_command_comes_after_the_feed_lines_of_its_versions():
+    """The outcome of a command (its last version) often arrives before the feed lines of its
+    events: ``ok (v325)`` waits for ``v325``, so the lines read in version order."""
+    term, lines, _ = _terminal("questeros")
+
+    def entry(v):
+        return {"version": v, "body": {"type": "seat_forfeited", "seat": 1}}
+
+    term._feed(entry(323))
+    term._ack(325)  # the answer came first
+    assert lines == ["v323 seat 1 forfeited"]
+    term._feed(entry(324))
+    term._feed(entry(325))
+    term._ack(325 - 2)  # an answer for a version already shown: at once
+    term._feed(entry(326))
+    assert lines == ["v323 seat 1 forfeited", "v324 seat 1 forfeited", "v325 seat 1 forfeited", "ok (v325)",
+                     "ok (v323)", "v326 seat 1 forfeited"]
+    term._ack(330)
+    term._flush_acks(every=True)  # the game ended before its feed line: said before GAME OVER
+    assert lines[-1] == "ok (v330)"

@@ -53,6 +53,10 @@ class Terminal:
         self.names: list[str] = []
         self.drawn = -1
         """The version whose Orion Duel board was drawn last."""
+        self.shown = 0
+        """The highest version whose feed line was printed."""
+        self.acks: list[int] = []
+        """Versions of accepted commands whose ``ok`` waits for their feed lines (lines in version order)."""
         self.done = anyio.Event()
 
     async def run(self) -> int:
@@ -71,12 +75,13 @@ class Terminal:
             while True:
                 m = await sub.recv()
                 if m["type"] == "feed":
-                    self.out(render_event(self.title, m["entry"], self.names))
+                    self._feed(m["entry"])
                 elif m["type"] == "view":
                     self.env = m["view"]
                     self.names = [s.get("name") or f"seat {s['seat']}" for s in self.env["seats"]]
                     self._redraw()
                     if self.env["status"] in ("finished", "abandoned"):
+                        self._flush_acks(every=True)
                         self.out(render_view(self.title, self.env, self.client.seat))
                         self.out("GAME OVER")
                         self.done.set()
@@ -85,6 +90,23 @@ class Terminal:
                         self.out(render_view(self.title, self.env, self.client.seat))
                         self._legend(hand_only=True)
                         self.out(PROMPT)
+
+    def _feed(self, entry: dict) -> None:
+        """One feed line, then the ``ok`` of each accepted command it completes."""
+        self.out(render_event(self.title, entry, self.names))
+        self.shown = max(self.shown, int(entry["version"]))
+        self._flush_acks()
+
+    def _ack(self, version: int) -> None:
+        """``ok (vN)`` for an accepted command whose last event is ``version``: at once if the feed
+        has shown it, else after its feed line (the outcome often arrives before the feed)."""
+        self.acks.append(version)
+        self._flush_acks()
+
+    def _flush_acks(self, *, every: bool = False) -> None:
+        self.acks.sort()
+        while self.acks and (every or self.acks[0] <= self.shown):
+            self.out(f"ok (v{self.acks.pop(0)})")
 
     def _redraw(self) -> None:
         """Orion Duel: the board again after every move (each new version of the view)."""
@@ -140,7 +162,7 @@ class Terminal:
             return
         try:
             out = await self.client.submit(cmd)
-            self.out(f"ok (v{out.version})")
+            self._ack(out.version)
         except GatewayError as exc:
             self.out(f"refused: {exc.message} [{exc.code}]")
             self._reprompt()
