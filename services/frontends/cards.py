@@ -38,7 +38,8 @@ def _describe(entry: dict) -> str:
             out += f"; special {special['kind']} ({_effects(entry.get('on_special')) or 'nothing'})"
         return out
     if kind == "class" and "class" in entry:
-        return f"a {entry['class'].capitalize()} Class card of value {entry.get('value')}"
+        cls = entry["class"].capitalize()
+        return f"{'an' if cls[:1] in 'AEIOU' else 'a'} {cls} Class card of value {entry.get('value')}"
     if kind == "epic":
         out = f"Epic {entry.get('value')}"
         if entry.get("on_play"):

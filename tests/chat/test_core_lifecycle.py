@@ -58,7 +58,7 @@ async def test_a_timeout_that_hands_the_seat_to_a_bot_deletes_the_chat_token_and
     bot = takeover["body"]["bot"]
     lines = room_parts(rec)
     assert f"v{timed['version']} ann timed out (the 1 s for the decision ran out): a bot plays the seat" in lines
-    assert f"v{absent['version']} ann is marked absent after 1 timeouts in a row: their turns time out at once until they move again" in lines
+    assert f"v{absent['version']} ann is marked absent after 1 timeout in a row: their turns time out at once until they move again" in lines
     assert f"v{takeover['version']} ann's seat is played by the {bot} bot from now on (the seat timed out: the 1 s for the decision ran out)" in lines
     assert rec.sent[told][1] == f"g1: you ran out of time, and the {bot} bot plays your seat 0 from now on. Your seat in g1 is gone (your other games go on)."
     assert [x for t, x in rec.sent[told + 1:] if t == "@ann"] == []  # nothing private after: no "your turn"

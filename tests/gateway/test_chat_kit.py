@@ -90,3 +90,35 @@ def test_orbtale_grammar_shortcuts_and_errors():
         with pytest.raises(ChatError, match=needle):
             parse("reventure_orbtale", text)
     assert "help" in help_text("reventure_orbtale") and len(help_text("reventure_orbtale")) < 1500
+
+
+def test_results_and_lifecycle_lines_name_the_players_and_read_as_english():
+    """Newcomer-reported wording: no "seat 1's seat", no "1 victory conditions", no "a Orbs",
+    no "1 timeouts"; a result names its players (the stored summary says "Seat N")."""
+    from services.frontends.cards import glossary
+    from services.frontends.chat.kit import named_summary
+    from services.gateway.service import title_detail
+
+    names = ["ann", "seat 1", "cid"]
+
+    def line(body, who=names):
+        return render_event("orion_duel", {"version": 9, "body": body}, who)
+
+    botted = {"type": "seat_botted", "seat": 1, "bot": "greedy", "reason": "The seat timed out."}
+    assert line(botted) == "v9 seat 1 is played by the greedy bot from now on (the seat timed out)"
+    assert line({**botted, "seat": 0}).startswith("v9 ann's seat is played by the greedy bot")
+    assert line({**botted, "seat": 2}, []).startswith("v9 seat 2 is played by")
+    absent = {"type": "seat_absent", "seat": 0, "timeouts": 1}
+    assert "after 1 timeout in a row" in line(absent) and "after 3 timeouts in a row" in line({**absent, "timeouts": 3})
+    over = {"type": "game_finished", "result": {"winners": [0], "scores": [1, 0], "summary": "Blue wins 1 victory conditions to 0."}}
+    assert line(over) == "v9 game over: Blue wins 1 victory condition to 0."
+    assert named_summary("Seat 2 wins with 45 XP.", names) == "cid wins with 45 XP."
+    assert named_summary("Seats [0, 2] share the win with 40 XP.", names) == "ann and cid share the win with 40 XP."
+    assert named_summary("Seat 7 wins.", names) == "Seat 7 wins."  # a seat without a known name stays as it is
+    env = {"game_id": "g1", "version": 30, "status": "finished", "seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}],
+           "result": {"winners": [1], "scores": [3.0, 5.0], "summary": "Seat 1 wins with 5 XP."}}
+    assert render_view("questeros", env, 0) == "questeros g1 v30 finished: bob wins with 5 XP. (winners: bob)"
+    cards = glossary("questeros", title_detail("questeros").content)
+    orb = next(v for k, v in cards.items() if k.startswith("o") and "Class card" in v)
+    assert "an Orbs Class card" in orb and not any(" a Orbs" in v for v in cards.values())
+    assert any("a Blades Class card" in v for v in cards.values())

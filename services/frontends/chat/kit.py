@@ -15,6 +15,7 @@ already says).
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,7 +156,8 @@ def render_view(title: str, env: dict, seat: int | None = None) -> str:
         return f"{head}: seats {', '.join(names)}" + (f"; open {open_seats}" if open_seats else "; ready to start")
     if env.get("result"):
         r = env["result"]
-        return f"{head}: {r.get('summary') or 'over'} (winners {[names[w] for w in r['winners']]})"
+        winners = ", ".join(names[w] for w in r["winners"] if w < len(names)) or "none"
+        return f"{head}: {named_summary(r.get('summary') or 'over', names)} (winners: {winners})"
     if env.get("view") is None:
         return head
     body = _grammar(title).render_view(env["view"], seat, names)
@@ -173,6 +175,9 @@ def render_event(title: str, entry: dict, names: list[str] | None = None) -> str
     def who(s: int | None) -> str:
         return "nobody" if s is None else (n[s] if s < len(n) and n[s] else f"seat {s}")
 
+    def whose_seat(s: int) -> str:  # "ann's seat", and "seat 1" (not "seat 1's seat") without a name
+        return f"{n[s]}'s seat" if s < len(n) and n[s] and n[s] != f"seat {s}" else f"seat {s}"
+
     life = {
         "game_created": lambda: f"game created: {b['seats']} seats",
         "seat_joined": lambda: f"{b['name']} took seat {b['seat']}",
@@ -182,13 +187,14 @@ def render_event(title: str, entry: dict, names: list[str] | None = None) -> str
                                    else f"game ended with no result: {b.get('reason', '')}"),
         "seat_forfeited": lambda: f"{who(b['seat'])} forfeited",
         "abandon_agreed": lambda: f"{who(b['seat'])} agrees to end the game with no result",
-        "game_finished": lambda: f"game over: {b['result'].get('summary', '')}",
+        "game_finished": lambda: f"game over: {named_summary(b['result'].get('summary', ''), n)}",
         "seed_revealed": lambda: "seed revealed (audit it with questhall audit)",
         "timed_out": lambda: (f"{who(b['seat'])} timed out ({_clause(b['reason'])}): "
                               + TIMEOUT_ACTIONS.get(b["action"], b["action"])),
-        "seat_absent": lambda: (f"{who(b['seat'])} is marked absent after {b['timeouts']} timeouts in a row: "
+        "seat_absent": lambda: (f"{who(b['seat'])} is marked absent after {b['timeouts']} "
+                                f"timeout{'s' if b['timeouts'] != 1 else ''} in a row: "
                                 "their turns time out at once until they move again"),
-        "seat_botted": lambda: f"{who(b['seat'])}'s seat is played by the {b['bot']} bot from now on ({_clause(b['reason'])})",
+        "seat_botted": lambda: f"{whose_seat(b['seat'])} is played by the {b['bot']} bot from now on ({_clause(b['reason'])})",
         "undo_requested": lambda: f"{who(b['seat'])} asks to take back their last move: answer with undo yes or undo no",
         "undo_accepted": lambda: f"{who(b['seat'])} accepts the undo",
         "undo_refused": lambda: f"{who(b['seat'])} refuses the undo: the move stands",
@@ -197,6 +203,28 @@ def render_event(title: str, entry: dict, names: list[str] | None = None) -> str
     if t in life:
         return f"v{entry['version']} {life[t]()}"
     return f"v{entry['version']} " + _grammar(title).render_event(b, who)
+
+
+_SEATS = re.compile(r"\bSeats \[(\d+(?:, \d+)*)\]")
+_SEAT = re.compile(r"\bSeat (\d+)\b")
+_ONE_PLURAL = re.compile(r"\b1 victory conditions\b")
+
+
+def named_summary(summary: str, names: list[str]) -> str:
+    """A result's ``summary`` as players read it: ``Seat 1`` is the seat's player's name and
+    ``Seats [0, 2]`` theirs (``ann and cid``), and a count of 1 is singular (``1 victory
+    condition``). The summary itself is stored in the game's ``game_finished`` event and checked
+    by the audit's re-decide, so its text stays as the rules wrote it; only its display changes."""
+    def name(m: re.Match) -> str:
+        s = int(m.group(1))
+        return names[s] if s < len(names) and names[s] else m.group(0)
+
+    def several(m: re.Match) -> str:
+        who = [names[int(x)] if int(x) < len(names) and names[int(x)] else f"seat {x}" for x in m.group(1).split(", ")]
+        return ", ".join(who[:-1]) + " and " + who[-1] if len(who) > 1 else who[0]
+
+    out = _SEAT.sub(name, _SEATS.sub(several, summary))
+    return _ONE_PLURAL.sub("1 victory condition", out)
 
 
 def _clause(sentence: str) -> str:
