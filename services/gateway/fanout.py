@@ -21,6 +21,8 @@ is reused only while no change of its game was seen since it started (a per-game
 bumped by the reader before it wakes the sockets; every generation is void when the reader
 (re)starts), so a socket never takes an older state than its own read would have given, and a
 socket that took a snapshot just before a change is woken by that change and reads again.
+The reads of different games asked for while one is on its way go together in the next round
+trip (:class:`~services.gateway.roundtrips.RoundTrips`: one connection, not one per read).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from typing import Any
 
 import anyio
 import structlog
+
+from services.gateway.roundtrips import RoundTrips
 
 log = structlog.get_logger("questhall.gateway.fanout")
 
@@ -76,6 +80,14 @@ class Waker:
         self._event = anyio.Event()
 
 
+def _field(fields: Any, name: bytes) -> bytes:
+    """A field of a stream entry as ``send_all`` gives it (a flat ``[k, v, ...]`` list) or redis-py's
+    parsed pipeline reply (a dict, where ``send_all`` falls back to it)."""
+    if isinstance(fields, dict):
+        return fields[name]
+    return dict(zip(fields[::2], fields[1::2], strict=True))[name]
+
+
 class ChangeFeed:
     """The change reader of one gateway process: ``subscribe(game, waker)`` / ``unsubscribe``.
 
@@ -106,6 +118,8 @@ class ChangeFeed:
         """Snapshot reads made (round trips to Redis; the rest were shared)."""
         self.shared = 0
         """Snapshots served without a read of their own."""
+        self.round_trips = RoundTrips(r)
+        """The snapshot reads of every socket woken at once share round trips (one in flight)."""
 
     def subscribe(self, game_id: str, waker: Waker) -> None:
         self.subs.setdefault(game_id, set()).add(waker)
@@ -195,16 +209,15 @@ class ChangeFeed:
         k = self.keys
         feed_key = k.feed(game_id, seat)
         commands = k.game(game_id, "commands")
-        async with self.r.pipeline(transaction=False) as p:
-            p.get(k.view(game_id, seat))  # the view first: the feed read after it holds every entry up to it
-            p.xrevrange(commands, "+", "-", count=1)
-            p.xrange(feed_key, f"({snap.after}-0" if snap.after else "-", "+")
-            p.exists(feed_key)
-            p.get(k.rm(game_id, "applied"))
-            p.hget(k.game(game_id, "meta"), "title")
-            view, last, rows, exists, applied, title = await p.execute()
+        view, last, rows, exists, applied, title = await self.round_trips.run([
+            ("GET", k.view(game_id, seat)),  # the view first: the feed read after it holds every entry up to it
+            ("XREVRANGE", commands, "+", "-", "COUNT", 1),
+            ("XRANGE", feed_key, f"({snap.after}-0" if snap.after else "-", "+"),
+            ("EXISTS", feed_key),
+            ("GET", k.rm(game_id, "applied")),
+            ("HGET", k.game(game_id, "meta"), "title")])
         if rows or exists or not applied or title is None:
-            snap.rows = [(int(mid.split(b"-")[0]), f[b"e"]) for mid, f in rows]
+            snap.rows = [(int(mid.split(b"-")[0]), _field(f, b"e")) for mid, f in rows]
         else:  # an ended game: its feed is derived from its events (cached by services.runtime.feeds)
             snap.rows = await feeds.read(self.r, k, game_id, seat, snap.after, None)
         snap.view = view = ended.view_json(view)

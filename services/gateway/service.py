@@ -47,6 +47,7 @@ from services.gateway import tokens
 from services.gateway.config import GatewayConfig
 from services.gateway.fanout import ChangeFeed
 from services.gateway.metrics import Metrics
+from services.gateway.roundtrips import RoundTrips
 from services.kernel import titles as all_titles
 from services.kernel.errors import Rejection
 from services.kernel.hashing import request_hash
@@ -131,6 +132,9 @@ class GatewayService:
         self.metrics = metrics
         self._lag_at = -LAG_EVERY
         self.bus = CommandBus(r, settings)
+        self.round_trips = RoundTrips(r)
+        """The limits' counts and a command's stored-outcome check, coalesced: one round trip
+        for every request in flight (services/gateway/roundtrips.py)."""
         self.changes = ChangeFeed(r, self.keys)
         """The process's one change reader: wakes the sockets of a game (services/gateway/fanout.py)."""
         self._titles: OrderedDict[str, str] = OrderedDict()
@@ -301,17 +305,16 @@ class GatewayService:
         the count can drop, GET of also_get)``: a sliding window estimated from two fixed ones
         (this window's count plus the previous one's, weighted by how much of it is still inside
         the last ``window`` s), so that a burst astride a window boundary is not counted twice
-        over. One round trip (with ``also_get`` read in it); the counters expire after two
+        over. One round trip (with ``also_get`` read in it; shared with every request in flight:
+        :class:`~services.gateway.roundtrips.RoundTrips`); the counters expire after two
         windows. What it read is remembered for :meth:`_refused_here`."""
         now = time.time()
         slot = int(now // window)
-        async with self.r.pipeline(transaction=False) as p:
-            p.incr(f"{prefix}:{slot}")
-            p.expire(f"{prefix}:{slot}", window * 2 + 1)
-            p.get(f"{prefix}:{slot - 1}")
-            if also_get is not None:
-                p.get(also_get)
-            n, _, prev, *got = await p.execute()
+        cmds: list[tuple[Any, ...]] = [("INCR", f"{prefix}:{slot}"), ("EXPIRE", f"{prefix}:{slot}", window * 2 + 1),
+                                       ("GET", f"{prefix}:{slot - 1}")]
+        if also_get is not None:
+            cmds.append(("GET", also_get))
+        n, _, prev, *got = await self.round_trips.run(cmds)  # shared with the other requests in flight
         self._counts[prefix] = ((slot, int(n)), int(prev or 0))
         self._counts.move_to_end(prefix)
         while len(self._counts) > 100_000:
