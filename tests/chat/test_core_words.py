@@ -13,6 +13,9 @@ pytestmark = pytest.mark.anyio
 
 async def test_help_rules_titles_moves_and_view(gateway) -> None:
     async with chat_core(gateway, Recorder(max_text=400)) as (core, rec, r), core:
+        await core.handle(Incoming("#r", "ann", "!help"))  # no game yet: the titles and how to start one
+        await rec.wait_for(lambda t, x: "No game here yet. Titles:" in x and "orion_duel (2-2)" in x
+                           and "Start one: !new TITLE [SEATS] (e.g. !new " in x)
         await core.handle(Incoming("#r", "ann", "!titles"))
         await rec.wait_for(lambda t, x: "Titles:" in x and "orion_duel" in x)
         await core.handle(Incoming("#r", "ann", "!rules questeros"))

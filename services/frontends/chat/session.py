@@ -250,9 +250,7 @@ class ChatCore:
         if head in ("games", "list"):
             await reply.say(self._games_text(msg))
         elif head == "titles":
-            ts = await self._titles_list()
-            await reply.say("Titles: " + ", ".join(f"{t['name']} ({t['min_seats']}-{t['max_seats']})" for t in ts)
-                            + f". Start one: {self.config.prefix}new TITLE [SEATS].")
+            await reply.say(await self._titles_text())
         elif head == "new":
             await self._new(msg, rest, reply)
         elif head == "join":
@@ -287,6 +285,14 @@ class ChatCore:
         return "; ".join(f"g{lv.rec.number} {lv.rec.title} {lv.view['status'] if lv.view else 'lobby'}: "
                          + ", ".join(n for n in lv.names if n) for lv in sorted(lives, key=lambda lv: lv.rec.number))
 
+    async def _titles_text(self) -> str:
+        """The titles with their seat counts and how to start a game of one."""
+        ts = await self._titles_list()
+        p = self.config.prefix
+        example = f" (e.g. {p}new {ts[0]['name']} {ts[0]['min_seats']})" if ts else ""
+        return ("Titles: " + ", ".join(f"{t['name']} ({t['min_seats']}-{t['max_seats']})" for t in ts)
+                + f". Start one: {p}new TITLE [SEATS]{example}.")
+
     async def _titles_list(self) -> list[dict]:
         if "" not in self._titles:
             self._titles[""] = {"list": await self.gw.request("GET", "/titles")}
@@ -320,7 +326,8 @@ class ChatCore:
         base = (f"Words: {p}titles, {p}new TITLE [SEATS] [option=value], {p}join [gN] [SEAT], {p}bot [gN] [BOT], "
                 f"{p}games, {p}rules [TITLE], {p}help CARD, {p}leave (lobby); in a game: moves, hint, view, and the "
                 f"title's commands (gN before a word picks a game). Secret choices and your hand: say them to me privately.")
-        await reply.say(base + ("\n" + kit.help_text(title) if title else ""))
+        # in a game: its title's words; else what there is to play and how to start
+        await reply.say(base + "\n" + (kit.help_text(title) if title else "No game here yet. " + await self._titles_text()))
 
     def _title_for(self, msg: Incoming, ref: int | None) -> str | None:
         try:
