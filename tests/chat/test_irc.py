@@ -337,3 +337,20 @@ async def test_questhall_chat_irc_runs_from_the_environment_and_stops_on_sigterm
         code = await anyio.to_thread.run_sync(proc.wait, 30)
         await ann.close()
     assert code == 0
+
+
+def test_the_ngircd_config_of_docs_chat_irc_md_is_one_ngircd_accepts(tmp_path) -> None:
+    """docs/chat/irc.md ("A server of your own") gives operators an ngircd.conf to copy:
+    ``ngircd --configtest`` reads it without an error or a warning and keeps its channel."""
+    import subprocess
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "chat" / "irc.md").read_text()
+    conf = re.search(r"```ini\n(# /etc/ngircd/ngircd.conf.*?)```", doc, re.S).group(1)
+    (tmp_path / "ngircd.conf").write_text(conf)
+    out = subprocess.run([shutil.which("ngircd") or "/usr/sbin/ngircd", "--configtest", "-f", str(tmp_path / "ngircd.conf")],
+                         capture_output=True, text=True, timeout=30)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    said = text.split("Ok, dump of your server configuration follows:")[0]
+    assert " - " not in said.split("Reading configuration from")[1], said  # ngircd's warnings start with " - "
+    assert "Name = #games" in text and "Topic = Questhall games" in text
