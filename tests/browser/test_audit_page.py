@@ -55,6 +55,9 @@ def test_a_real_game_opens_by_id_and_shows_valid_with_every_event(browser, web_g
     page = browser.page(f"{web_gateway.url}/audit/#game={gid}&v={rolled}")
     assert _verdict(page) == "valid"
     assert page.text("#verdict-status") == "VALID"
+    # nothing bad: no "First bad version:" label at all (not an empty one), in the DOM or the page's HTML
+    assert page.js("return document.getElementById('first-bad').textContent") == "" and not page.css("#goto-bad")
+    assert "First bad version" not in (Path(__file__).resolve().parents[2] / "clients/web/audit/index.html").read_text()
     assert len(page.css("#events li")) == len(bundle["events"])
     assert page.text("#position") == f"version {rolled} / {len(bundle['events'])}"
     # the dice of that roll, each with its derivation, re-derived in the browser

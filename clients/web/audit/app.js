@@ -20,6 +20,7 @@ function h(tag, attrs = {}, ...kids) {
 const REPLAY_PAGE = 500;
 
 const page = { bundle: null, verdict: null, byVersion: [], chanceOf: new Map(), views: [], viewsFor: null, current: 1 };
+const gotoBad = h("button", { id: "goto-bad", type: "button" });  // in #first-bad while a version is bad
 
 function say(text) { $("message").textContent = text || ""; }
 
@@ -94,8 +95,11 @@ function showVerdict(v, withReceipts) {
   $("verdict-status").textContent = v.status.toUpperCase();
   $("verdict-game").textContent = `${v.title || "?"} · ${v.game_id || "?"}`;
   $("verdict-reason").textContent = v.reason;
-  $("first-bad").hidden = v.first_bad_version === null;
-  $("goto-bad").textContent = v.first_bad_version === null ? "" : `version ${v.first_bad_version}`;
+  // the label exists only with a bad version: no empty "First bad version:" in any reader or text browser
+  const bad = Number.isInteger(v.first_bad_version) ? v.first_bad_version : null;
+  gotoBad.textContent = bad === null ? "" : `version ${bad}`;
+  $("first-bad").replaceChildren(...(bad === null ? [] : ["First bad version: ", gotoBad]));
+  $("first-bad").hidden = bad === null;
   const chanceCmds = v.chance.length;
   const items = [
     ["ok", `hash chain: ${v.events} events, each hash recomputed over its canonical JSON, each linked to the one before`],
@@ -299,7 +303,7 @@ for (const [id, d] of [["first", -Infinity], ["prev", -1], ["next", 1], ["last",
   $(id).addEventListener("click", () => select(Number.isFinite(d) ? page.current + d : d < 0 ? 1 : page.bundle.events.length));
 }
 $("step").addEventListener("input", () => select(Number($("step").value)));
-$("goto-bad").addEventListener("click", () => select(page.verdict.first_bad_version));
+gotoBad.addEventListener("click", () => select(page.verdict.first_bad_version));
 document.addEventListener("keydown", (ev) => {
   if (!page.bundle || ev.target instanceof HTMLInputElement) return;
   if (ev.key === "ArrowLeft") select(page.current - 1);
