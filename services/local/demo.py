@@ -121,6 +121,12 @@ async def play_bot_game(client: BusClient, name: str, seats: int, rng: random.Ra
             view = msgspec.convert(sv["view"], title.view_type)
             if seat not in sv.get("to_move", [seat]):
                 continue  # an earlier seat's move of this round closed this seat's decision (e.g. a response window)
+            if getattr(view, "legal", None) == [] and not getattr(view, "placements", None):
+                # never seen in-process (tests/games/test_liveness.py asserts it for every title); once
+                # a Questeros bus game seemed to stall here: say where, for its audit bundle
+                stats.failures.append(f"{gid}: seat {seat} is to move at version {sv.get('version')} "
+                                      "with an empty legal list in its view")
+                return
             bot = bots[seat % len(bots)]
             cmd = bot(view, seat, rng)
             t0 = time.perf_counter()
