@@ -72,6 +72,11 @@ def _errors(*codes: int) -> dict[int, ResponseSpec]:
             for c in (400, *codes)}
 
 
+def _read_errors(*codes: int) -> dict[int, ResponseSpec]:
+    """The errors of a read: ``codes`` and 429 ``rate_limited`` (read admission, :class:`ReadAdmission`)."""
+    return _errors(*codes, 429)
+
+
 def _bearer(value: str | None) -> str | None:
     if value and value[:7].lower() == "bearer ":
         return value[7:].strip()
@@ -79,7 +84,8 @@ def _bearer(value: str | None) -> str | None:
 
 
 def _address(request: Request) -> str:
-    """The client's address (the peer of the connection; behind a proxy, the proxy's)."""
+    """The client's address: the peer of the connection, or the client a trusted proxy names
+    (``X-Forwarded-For`` from ``QUESTHALL_FORWARDED_ALLOW_IPS``: uvicorn sets the scope's client)."""
     return request.client.host if request.client else "unknown"
 
 
@@ -96,18 +102,18 @@ def _json(raw: bytes, status: int = 200) -> Response[bytes]:
 # Public routes
 
 
-@get("/titles", responses=_errors(), summary="List titles with their seat counts and option defaults")
+@get("/titles", responses=_read_errors(), summary="List titles with their seat counts and option defaults")
 async def list_titles(gw: GatewayService) -> list[TitleInfo]:
     return gw.title_infos
 
 
-@get("/keys", summary="The deployment's public receipt keys (Ed25519), newest first")
+@get("/keys", responses=_read_errors(), summary="The deployment's public receipt keys (Ed25519), newest first")
 async def receipt_keys(gw: GatewayService) -> KeysReply:
     """Verify a receipt's signature with the key of its ``key_id`` (docs/fairness.md, "Receipts")."""
     return gw.keys_reply
 
 
-@get("/titles/{title:str}", responses=_errors(404),
+@get("/titles/{title:str}", responses=_read_errors(404),
      summary="A title's content: card texts, tile shapes, boards, option schemas, bots")
 async def title_detail(title: str, gw: GatewayService) -> Response[TitleDetail]:
     return _json(gw.title_detail(title))
@@ -119,7 +125,7 @@ async def create_game(data: CreateGameRequest, gw: GatewayService, request: Requ
     return await gw.create(data.title, data.seats, data.options, data.game_id, data.require_seat_keys)
 
 
-@get("/games/{game_id:str}", responses=_errors(404), summary="A game's lobby entry (status, seats, names)")
+@get("/games/{game_id:str}", responses=_read_errors(404), summary="A game's lobby entry (status, seats, names)")
 async def get_game(game_id: str, gw: GatewayService) -> LobbyGame:
     return await gw.game(game_id)
 
@@ -131,13 +137,13 @@ async def join_game(game_id: str, data: JoinRequest, gw: GatewayService, request
     return await gw.join(game_id, data.name, data.seat, data.client_seed, data.command_id, data.public_key, data.bot)
 
 
-@get("/games/{game_id:str}/head", responses=_errors(404), summary="The game's current version and head hash, signed")
+@get("/games/{game_id:str}/head", responses=_read_errors(404), summary="The game's current version and head hash, signed")
 async def game_head(game_id: str, gw: GatewayService) -> Head:
     """Read from the event store, never behind: the version a seat signs its next command at."""
     return await gw.head(game_id)
 
 
-@get("/games/{game_id:str}/view", responses=_errors(404), summary="The spectator view",
+@get("/games/{game_id:str}/view", responses=_read_errors(404), summary="The spectator view",
      response_description="ViewEnvelope with the title's view (no hidden information)")
 async def spectator_view(game_id: str, gw: GatewayService,
                          min_version: Annotated[int | None, Parameter(ge=0, description=MIN_VERSION)] = None) -> Response[ViewEnvelope[AnyView]]:
@@ -146,7 +152,7 @@ async def spectator_view(game_id: str, gw: GatewayService,
     return _json(await gw.view(game_id, None))
 
 
-@get("/games/{game_id:str}/feed", responses=_errors(404), summary="The spectator event feed after a version")
+@get("/games/{game_id:str}/feed", responses=_read_errors(404), summary="The spectator event feed after a version")
 async def spectator_feed(game_id: str, gw: GatewayService, after: Annotated[int, Parameter(ge=0)] = 0,
                          limit: Annotated[int, Parameter(ge=1, le=1000)] = 200,
                          min_version: Annotated[int | None, Parameter(ge=0, description=MIN_VERSION)] = None) -> Response[list[FeedEntry[AnyEvent]]]:
@@ -155,12 +161,12 @@ async def spectator_feed(game_id: str, gw: GatewayService, after: Annotated[int,
     return _json(await gw.feed(game_id, None, after, limit))
 
 
-@get("/games/{game_id:str}/result", responses=_errors(404), summary="A finished game's result")
+@get("/games/{game_id:str}/result", responses=_read_errors(404), summary="A finished game's result")
 async def game_result(game_id: str, gw: GatewayService) -> Response[Result]:
     return _json(await gw.result(game_id))
 
 
-@get("/lobby", responses=_errors(404), summary="Open, running or finished games, newest first")
+@get("/lobby", responses=_read_errors(404), summary="Open, running or finished games, newest first")
 async def lobby(gw: GatewayService, title: str | None = None,
                 status: Annotated[str, Parameter(description="open, running, finished or abandoned")] = "open",
                 limit: Annotated[int, Parameter(ge=1, le=500)] = 50) -> LobbyPage:
@@ -201,7 +207,7 @@ async def submit_command(game_id: str, seat: int, data: CommandRequest[AnyComman
     return await gw.command(claims, data.command, data.command_id, data.expected_version, data.signature)
 
 
-@get("/games/{game_id:str}/seats/{seat:int}/view", security=SEAT_AUTH, responses=_errors(401, 403, 404),
+@get("/games/{game_id:str}/seats/{seat:int}/view", security=SEAT_AUTH, responses=_read_errors(401, 403, 404),
      summary="The seat's view (its own hidden information only)")
 async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None,
                     min_version: Annotated[int | None, Parameter(ge=0, description=MIN_VERSION)] = None) -> Response[ViewEnvelope[AnyView]]:
@@ -210,7 +216,7 @@ async def seat_view(game_id: str, seat: int, gw: GatewayService, authorization: 
     return _json(await gw.view(game_id, seat))
 
 
-@get("/games/{game_id:str}/seats/{seat:int}/feed", security=SEAT_AUTH, responses=_errors(401, 403, 404),
+@get("/games/{game_id:str}/seats/{seat:int}/feed", security=SEAT_AUTH, responses=_read_errors(401, 403, 404),
      summary="The seat's event feed after a version (redacted for the seat)")
 async def seat_feed(game_id: str, seat: int, gw: GatewayService, authorization: AuthHeader = None,
                     after: Annotated[int, Parameter(ge=0)] = 0,
@@ -237,7 +243,7 @@ async def _audit_call(fn: Any, gw: GatewayService, game_id: str) -> Any:
         raise ApiError(409, "game_not_over", "A game can be audited or exported publicly once it is finished or abandoned.") from None
 
 
-@get("/games/{game_id:str}/audit", responses=_errors(404, 409), summary="Audit a finished or abandoned game")
+@get("/games/{game_id:str}/audit", responses=_read_errors(404, 409), summary="Audit a finished or abandoned game")
 async def public_game_audit(game_id: str, gw: GatewayService, request: Request) -> Verdict:
     """Checks the hash chain, the revealed seed against its commitment and re-decides every command.
 
@@ -246,7 +252,7 @@ async def public_game_audit(game_id: str, gw: GatewayService, request: Request) 
     return await _audit_call(lambda r, settings, gid: gw.public_verdict(gid, address), gw, game_id)
 
 
-@get("/games/{game_id:str}/bundle", responses=_errors(404, 409), summary="A finished or abandoned game's bundle (questhall-bundle/1)")
+@get("/games/{game_id:str}/bundle", responses=_read_errors(404, 409), summary="A finished or abandoned game's bundle (questhall-bundle/1)")
 async def public_game_bundle(game_id: str, gw: GatewayService) -> dict[str, Any]:
     """The self-contained bundle: verify it offline with ``questhall audit --file``."""
     from services.audit.store import public_bundle
@@ -254,7 +260,7 @@ async def public_game_bundle(game_id: str, gw: GatewayService) -> dict[str, Any]
     return await _audit_call(public_bundle, gw, game_id)
 
 
-@get("/games/{game_id:str}/replay", responses=_errors(404, 409, 429),
+@get("/games/{game_id:str}/replay", responses=_read_errors(404, 409),
      summary="A finished or abandoned game's spectator view after each version (replay)")
 async def public_game_replay(game_id: str, gw: GatewayService, request: Request,
                              after: Annotated[int, Parameter(ge=0)] = 0,
@@ -269,7 +275,7 @@ async def public_game_replay(game_id: str, gw: GatewayService, request: Request,
 # Admin routes (admin token)
 
 
-@get("/games/{game_id:str}/audit", security=ADMIN_AUTH, responses=_errors(401, 403, 404),
+@get("/games/{game_id:str}/audit", security=ADMIN_AUTH, responses=_read_errors(401, 403, 404),
      summary="Audit any game (admin; pending while its seed is secret)")
 async def admin_game_audit(game_id: str, gw: GatewayService, authorization: AuthHeader = None) -> Verdict:
     from services.audit.store import audit_game
@@ -303,6 +309,7 @@ async def metrics(gw: GatewayService) -> Response[bytes]:
     await gw.refresh_lag()
     gw.metrics.socket_reads.labels(source="redis").set(gw.changes.reads)
     gw.metrics.socket_reads.labels(source="shared").set(gw.changes.shared)
+    gw.metrics.reads_in_flight.set(sum(gw.reads_by_address.values()))
     return Response(content=gw.metrics.render(), media_type=CONTENT_TYPE)
 
 
@@ -386,20 +393,41 @@ def on_too_deep(_: Request, exc: RecursionError) -> Response[ErrorBody]:
 
 
 SHED_LOG_EVERY_S = 10.0
-"""One ``gateway_pool_exhausted`` line per this many seconds, with the refusals it stands for."""
+"""One ``gateway_pool_exhausted`` (or ``gateway_reads_refused``) line per this many seconds, with
+the refusals it stands for."""
 
 
 def _shed_logged(state: State) -> None:
-    """Count one request shed for an exhausted pool; log at most one line per ``SHED_LOG_EVERY_S``
-    per app (a flood of reads wrote one warning per refusal: 2,584 lines in a breaker run)."""
-    import time
+    """Count one request shed for an exhausted pool (at most one line per ``SHED_LOG_EVERY_S``)."""
+    state.gw.refusal_logged("gateway_pool_exhausted", SHED_LOG_EVERY_S)
 
-    _shed = state.setdefault("shed", {"refused": 0, "logged_at": float("-inf")})
-    _shed["refused"] += 1
-    now = time.monotonic()
-    if now - _shed["logged_at"] >= SHED_LOG_EVERY_S:
-        log.warning("gateway_pool_exhausted", refused=_shed["refused"], per_seconds=SHED_LOG_EVERY_S)
-        _shed.update(refused=0, logged_at=now)
+
+class ReadAdmission:
+    """ASGI middleware of the ``/v1`` routes: every GET (view, feed, lobby, game, head, result,
+    titles, keys, audit, bundle, replay) is admitted per client address before its handler runs
+    (:meth:`GatewayService.read_started`: a token bucket and a cap on reads in flight, in memory)
+    and counted in flight until its answer is sent, a wait for ``min_version`` included. A refused
+    read is answered 429 ``rate_limited`` with ``Retry-After`` and costs no round trip to Redis;
+    it logs at most one ``gateway_reads_refused`` line per ``SHED_LOG_EVERY_S``. The address is
+    the connection's peer as uvicorn gives it (a trusted proxy's ``X-Forwarded-For``:
+    ``QUESTHALL_FORWARDED_ALLOW_IPS``), as for every per-address limit."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        app = scope["app"]
+        gw: GatewayService = app.state.gw
+        client = scope.get("client")
+        address = client[0] if client else "unknown"
+        gw.read_started(address)  # raises ApiError 429 (logged at most once per SHED_LOG_EVERY_S)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            gw.read_done(address)
 
 
 def on_internal_error(request: Request, exc: Exception) -> Response[ErrorBody]:
@@ -486,7 +514,7 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
         list_titles, title_detail, receipt_keys, create_game, get_game, game_head, join_game, spectator_view, spectator_feed, game_result, lobby,
         public_game_audit, public_game_bundle, public_game_replay,
         start_game, start_game_as_owner, submit_command, seat_view, seat_feed, admin_router, seat_socket, spectator_socket,
-    ])
+    ], middleware=[ReadAdmission])
     openapi = OpenAPIConfig(
         title="Questhall gateway", version="1.0.0",
         description="HTTP API of Questhall for chat bots and mobile clients. WebSockets and error codes: docs/gateway.md.",

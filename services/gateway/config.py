@@ -28,6 +28,12 @@ variable                       meaning                                          
 ``QUESTHALL_WS_PER_ADDRESS``   open sockets per client address (close 4429)           200
 ``QUESTHALL_WS_MAX``           open sockets per gateway process (close 4429)          10000
 ``QUESTHALL_READ_WAIT``        seconds a read with ``min_version`` waits (504)        5
+``QUESTHALL_READ_RATE``        reads (GET under ``/v1``, a socket's first read from   100
+                               Redis) per client address per second, token bucket
+                               in this process (429 ``rate_limited``, socket 4429)
+``QUESTHALL_READ_BURST``       the bucket's size: reads at once after a pause         200
+``QUESTHALL_READS_IN_FLIGHT``  reads of one client address being answered at once,   16
+                               a read waiting for ``min_version`` included (429)
 ``QUESTHALL_FORWARDED_ALLOW_IPS`` proxies whose ``X-Forwarded-For`` names the client   unset
                                (comma-separated IPs, ``*`` any); unset: the header is
                                ignored and limits key on the peer address
@@ -82,6 +88,12 @@ class GatewayConfig:
     ws_per_address: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_WS_PER_ADDRESS", "200")))
     ws_max: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_WS_MAX", "10000")))
     read_wait: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_READ_WAIT", "5")))
+    read_rate: float = field(default_factory=lambda: float(os.environ.get("QUESTHALL_READ_RATE", "100")))
+    """Reads per client address per second (a token bucket per process; <= 0: no limit)."""
+    read_burst: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_READ_BURST", "200")))
+    """The read bucket's size (reads admitted at once after a pause)."""
+    reads_in_flight: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_READS_IN_FLIGHT", "16")))
+    """Reads of one client address answered at once, waits for ``min_version`` included (<= 0: no cap)."""
     cors_origins: tuple[str, ...] = field(default_factory=lambda: tuple(
         o.strip() for o in os.environ.get("QUESTHALL_CORS_ORIGINS", "").split(",") if o.strip()))
     """Origins allowed by CORS (``*``: any); empty: no CORS headers are sent."""

@@ -165,6 +165,13 @@ class ChangeFeed:
             self.gen[game_id] = self._seq
             self._drop(game_id)
 
+    def shared_for(self, game_id: str, seat: int | None, after: int) -> bool:
+        """True if :meth:`snapshot` for these would be answered from a shared snapshot (one valid, or
+        being read), with no round trip of its own."""
+        snap = self.snaps.get((game_id, seat))
+        return (snap is not None and snap.token == self._token(game_id) and snap.after <= after
+                and snap.token[0] >= 0)
+
     async def snapshot(self, game_id: str, seat: int | None, after: int) -> Snapshot:
         """What a socket of ``game_id`` reading as ``seat`` (None: spectators) with cursor ``after``
         sends next: a shared snapshot if one valid for it exists (or is being read), else one

@@ -11,7 +11,11 @@
 - ``questhall_gateway_sockets{kind}`` -- open WebSockets (``seat``, ``spectator``);
 - ``questhall_gateway_socket_reads{source}`` -- what sockets sent since the process started was
   read from: ``redis`` (one round trip each) or ``shared`` (another socket's read of the same
-  game and reader, no round trip; services/gateway/fanout.py), a running total set at scrape.
+  game and reader, no round trip; services/gateway/fanout.py), a running total set at scrape;
+- ``questhall_gateway_reads_refused_total{reason}`` -- reads refused 429 (``rate``: the address's
+  bucket is empty, ``in_flight``: it has ``QUESTHALL_READS_IN_FLIGHT`` being answered, ``socket``: a
+  socket's first read, close 4429);
+- ``questhall_gateway_reads_in_flight`` -- reads being answered (every address), set at scrape.
 """
 
 from __future__ import annotations
@@ -38,6 +42,10 @@ class Metrics:
         self.sockets = Gauge("questhall_gateway_sockets", "Open WebSockets.", ["kind"], registry=self.registry)
         self.socket_reads = Gauge("questhall_gateway_socket_reads", "Socket catch-ups by source (redis, shared): a running total.",
                                   ["source"], registry=self.registry)
+        self.reads_refused = Counter("questhall_gateway_reads_refused", "Reads refused 429 (rate, in_flight, socket).",
+                                     ["reason"], registry=self.registry)
+        self.reads_in_flight = Gauge("questhall_gateway_reads_in_flight", "Reads being answered (every address).",
+                                     registry=self.registry)
 
     def command(self, title: str, outcome: str, seconds: float) -> None:
         """Count one command outcome and observe its latency (seconds)."""

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import time
 from collections import OrderedDict
 from typing import Any
 
 import anyio
 import msgspec
+import structlog
 from redis.exceptions import ResponseError
 
 from schemas.base import Command
@@ -43,6 +45,7 @@ from services.adapters import ended
 from services.adapters.client import new_id
 from services.adapters.keys import COMMAND_ID, GAME_ID
 from services.adapters.redis_store import CommandBus, Settings, decode_outcome
+from services.frontends.chat.text import RateLimiter
 from services.gateway import tokens
 from services.gateway.config import GatewayConfig
 from services.gateway.fanout import ChangeFeed
@@ -55,12 +58,16 @@ from services.kernel.signing import SigningKey, receipt_message
 from services.kernel.text import clean_name
 from services.runtime import feeds
 
+log = structlog.get_logger("questhall.gateway")
+
 STATUSES = ("lobby", "active", "finished", "abandoned")
 STATUS_ALIASES = {"open": "lobby", "running": "active"}
 LAG_EVERY = 5.0
 """Seconds between two reads of the consumer groups' lag for ``/metrics``."""
 MAX_VERSION = 2**53
 """The largest ``after`` a feed read accepts (a stream id is below 2**64; no game gets near)."""
+REFUSAL_LOG_EVERY = 10.0
+"""Seconds between two log lines of one kind of refusal (each with the refusals it stands for)."""
 REPLAY_CACHE = 32
 """Finished games whose encoded spectator views (one per version, ~0.5 MB for a long game) a
 gateway process keeps for GET /v1/games/{id}/replay."""
@@ -148,6 +155,12 @@ class GatewayService:
         """At most two audits run at once, in worker threads (never on the event loop)."""
         self.sockets = 0
         self.sockets_by_address: dict[str, int] = {}
+        self.read_bucket = RateLimiter(config.read_rate, max(1, config.read_burst), max_targets=100_000)
+        """Reads per client address: a token bucket in this process (no round trip to admit or refuse)."""
+        self.reads_by_address: dict[str, int] = {}
+        """Reads being answered per client address (an address with none has no entry)."""
+        self._refusals: dict[str, list[float]] = {}
+        """Per refusal log event: [refusals not logged yet, when its last line was logged]."""
         self._counts: OrderedDict[str, tuple[tuple[int, int], int]] = OrderedDict()
         """Per rate-limit prefix: ((window slot, its count), the previous slot's count) as last read
         from Redis (at most 100,000 prefixes, oldest dropped)."""
@@ -735,6 +748,66 @@ class GatewayService:
         else:
             self.replays.move_to_end(game_id)
         return b"[" + b",".join(views[after:after + limit]) + b"]"
+
+    # -- read admission (docs/gateway.md, "Bounded resources") ---------------------------------
+
+    def refusal_logged(self, event: str, every: float = REFUSAL_LOG_EVERY) -> None:
+        """Count one refusal of kind ``event`` (``gateway_pool_exhausted``, ``gateway_reads_refused``);
+        log at most one warning ``event`` per ``every`` s, with the refusals it stands for (a read
+        flood logged one warning per refused request: 2,584 lines in a breaker run)."""
+        seen = self._refusals.setdefault(event, [0, float("-inf")])
+        seen[0] += 1
+        now = time.monotonic()
+        if now - seen[1] >= every:
+            log.warning(event, refused=int(seen[0]), per_seconds=every)
+            seen[0], seen[1] = 0, now
+
+    def _read_refused(self, why: str, message: str, retry: int) -> ApiError:
+        self.metrics.reads_refused.labels(reason=why).inc()
+        self.refusal_logged("gateway_reads_refused")
+        return ApiError(429, "rate_limited", message, headers={"Retry-After": str(retry)})
+
+    def read_started(self, address: str) -> None:
+        """Admit one read of ``address`` (a GET under ``/v1``) and count it in flight until
+        :meth:`read_done`. Raises ApiError 429 ``rate_limited`` with ``Retry-After`` when the
+        address has ``QUESTHALL_READS_IN_FLIGHT`` reads being answered (a read waiting for
+        ``min_version`` is one) or its bucket (``QUESTHALL_READ_RATE`` per s, ``QUESTHALL_READ_BURST``)
+        is empty. In memory only: admitting or refusing costs no round trip to Redis."""
+        n = self.reads_by_address.get(address, 0)
+        cap = self.config.reads_in_flight
+        if 0 < cap <= n:
+            raise self._read_refused("in_flight", f"At most {cap} reads at once per address; retry in 1 s.", 1)
+        wait = self.read_bucket.take(address)
+        if wait > 0:
+            retry = max(1, math.ceil(wait))
+            raise self._read_refused("rate", f"At most {self.config.read_rate:g} reads per s per address "
+                                     f"(bursts of {self.config.read_burst}); retry in {retry} s.", retry)
+        self.reads_by_address[address] = n + 1
+
+    def read_done(self, address: str) -> None:
+        """The read :meth:`read_started` admitted for ``address`` was answered."""
+        left = self.reads_by_address.get(address, 1) - 1
+        if left > 0:
+            self.reads_by_address[address] = left
+        else:
+            self.reads_by_address.pop(address, None)
+
+    def socket_read_admitted(self, game_id: str, seat: int | None, since: int, address: str) -> str | None:
+        """A socket connecting to ``game_id`` (as ``seat``, None: spectators) from ``since``: None if
+        admitted, else the close reason (4429). Its first read counts as one read of ``address``
+        (:attr:`read_bucket`) unless everything it reads is in this process's memory (the game's
+        title, its frozen seats, a valid shared snapshot from ``since``: 5,000 spectators of one
+        table cost one read). The pushes that follow are the server's (one per change, shared)."""
+        cached = ((game_id in self._titles or game_id in self._title_reads) and (seat is None or game_id in self._holders)
+                  and self.changes.shared_for(game_id, seat, since))
+        if cached:
+            return None
+        wait = self.read_bucket.take(address)
+        if wait <= 0:
+            return None
+        self.metrics.reads_refused.labels(reason="socket").inc()
+        self.refusal_logged("gateway_reads_refused")
+        return f"rate_limited: at most {self.config.read_rate:g} reads per s per address; reconnect in {max(1, math.ceil(wait))} s"
 
     def socket_opened(self, address: str) -> str | None:
         """Count a socket of ``address``; the reason it is refused (over a cap), else None."""

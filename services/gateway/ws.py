@@ -122,6 +122,11 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
         if not (since_raw.isascii() and since_raw.isdigit()) or len(since_raw) > 12:  # not "²": int() refuses it
             await socket.close(4400, "bad_since: since is a version, a whole number >= 0")
             return
+        address = socket.client.host if socket.client else "unknown"
+        refused = gw.socket_read_admitted(game_id, seat, int(since_raw), address)
+        if refused is not None:  # its first read would hit Redis and the address's read bucket is empty
+            await socket.close(4429, refused[:120])
+            return
         claims = None
         if seat is not None:
             token = socket.query_params.get("token") or _bearer(socket.headers.get("authorization"))
@@ -133,7 +138,6 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     except Exception as exc:  # noqa: BLE001 - before the socket is served: never Litestar's bare 4500
         await _failed(socket, game_id, exc)
         return
-    address = socket.client.host if socket.client else "unknown"
     refused = gw.socket_opened(address)
     if refused is not None:  # a bounded resource: per address and per gateway (docs/gateway.md)
         await socket.close(4429, refused[:120])

@@ -3577,6 +3577,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1AdminGamesGameIdEndAdminEndGame: {
@@ -3828,6 +3837,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1GamesGameIdAuditPublicGameAudit: {
@@ -3870,6 +3888,15 @@ export interface operations {
             };
             /** @description Error: {code, message} */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3928,6 +3955,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1GamesGameIdFeedSpectatorFeed: {
@@ -3973,6 +4009,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1GamesGameIdHeadGameHead: {
@@ -4006,6 +4051,15 @@ export interface operations {
             };
             /** @description Error: {code, message} */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4185,6 +4239,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1GamesGameIdSeatsCommandsSubmitCommand: {
@@ -4357,6 +4420,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1GamesGameIdSeatsStartStartGame: {
@@ -4520,6 +4592,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1GamesGameIdStartStartGameAsOwner: {
@@ -4660,6 +4741,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1KeysReceiptKeys: {
@@ -4678,6 +4768,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KeysReply"];
+                };
+            };
+            /** @description Error: {code, message} */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -4723,6 +4831,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Error: {code, message} */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     V1TitlesListTitles: {
@@ -4745,6 +4862,15 @@ export interface operations {
             };
             /** @description Error: {code, message} */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4785,6 +4911,15 @@ export interface operations {
             };
             /** @description Error: {code, message} */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Error: {code, message} */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -11,7 +11,8 @@ never calls them: the core hands it texts that already fit.
   mention sigils).
 - :func:`split` -- a text as messages within a limit in characters or UTF-8 bytes, lines
   packed greedily, a long line cut at a space (or inside a word, never inside a character).
-- :class:`RateLimiter` -- a token bucket per target (messages per second, burst).
+- :class:`RateLimiter` -- a token bucket per target (messages per second, burst); the gateway's
+  read admission uses it too.
 """
 
 from __future__ import annotations
@@ -120,9 +121,12 @@ def split(text: str, limit: int, unit: Literal["chars", "bytes"] = "chars", *, m
 class RateLimiter:
     """Token buckets per target: ``rate`` messages per second, at most ``burst`` at once.
 
-    ``await acquire(target)`` waits (sleeps) until the target's bucket has a token. The
-    buckets are in memory (one chat service per platform account; see docs/chat/adapters.md)
-    and bounded: at most ``max_targets`` are kept (the oldest full one is dropped).
+    ``await acquire(target)`` waits (sleeps) until the target's bucket has a token; ``take(target)``
+    never waits: it takes a token or says how long until one (the gateway's read admission,
+    services/gateway/service.py, refuses with that as ``Retry-After``). The buckets are in memory
+    (one chat service per platform account, see docs/chat/adapters.md; one gateway process) and
+    bounded: at most ``max_targets`` are kept (the oldest is dropped: it starts full again).
+    ``rate`` <= 0: no limit.
     """
 
     rate: float
@@ -130,6 +134,21 @@ class RateLimiter:
     max_targets: int = 10_000
     _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
     _locks: dict[str, anyio.Lock] = field(default_factory=dict)
+
+    def take(self, target: str) -> float:
+        """Take one token of ``target``'s bucket: 0.0 if taken, else the seconds until one is there
+        (nothing taken). Never waits, no I/O."""
+        if self.rate <= 0:
+            return 0.0
+        now = time.monotonic()
+        tokens, at = self._buckets.get(target, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - at) * self.rate)
+        if tokens >= 1:
+            self._buckets[target] = (tokens - 1, now)
+            self._bound()
+            return 0.0
+        self._buckets[target] = (tokens, now)
+        return (1 - tokens) / self.rate
 
     async def acquire(self, target: str) -> None:
         """Take one token of ``target``'s bucket, waiting as long as needed."""
@@ -139,16 +158,8 @@ class RateLimiter:
         if lock is None:
             lock = self._locks[target] = anyio.Lock()
         async with lock:
-            while True:
-                now = time.monotonic()
-                tokens, at = self._buckets.get(target, (float(self.burst), now))
-                tokens = min(float(self.burst), tokens + (now - at) * self.rate)
-                if tokens >= 1:
-                    self._buckets[target] = (tokens - 1, now)
-                    self._bound()
-                    return
-                self._buckets[target] = (tokens, now)
-                await anyio.sleep((1 - tokens) / self.rate)
+            while (wait := self.take(target)) > 0:
+                await anyio.sleep(wait)
 
     def _bound(self) -> None:
         while len(self._buckets) > self.max_targets:
