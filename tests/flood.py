@@ -1,9 +1,18 @@
 """Flood test (issue 13): a gateway on loopback under spectator sockets, anonymous creates and
-refused commands, while one honest client keeps playing; bounded, seeded.
+refused commands, then a read flood from one address, while one honest client keeps playing
+from an address of its own; bounded, seeded.
 
-    python -m tests.flood [--sockets 5000 --creates 3000 --refused 3000]   (make flood)
+    python -m tests.flood [--sockets 5000 --creates 3000 --refused 3000 --reads 1500]   (make flood)
 
-Measures: the honest client's request latencies during the flood (p50/p99, seconds), Redis
+The read flood (a breaker run: 1,500 anonymous view and feed reads from one address exhausted
+the gateway's Redis pool, 503, and another client's p50 went to 4.7 s) comes from ``127.0.0.2``
+while the sockets are still held, ``--read-concurrency`` (500) reads at a time, no retry; the
+honest client plays from ``127.0.0.3`` (a one-seat toy game: a command and a read of its own
+write, every ``HONEST_COMMAND_EVERY`` rounds, beside the public reads), the other floods come
+from ``127.0.0.1``. ``--no-read-limits`` runs it with the read admission off (the figure before).
+
+Measures: the honest client's request latencies during the flood (p50/p99, seconds; also
+during the read flood alone: ``reads_honest_*``), what the read flood got by status, Redis
 memory before and after (``used_memory``, bytes), what the flood got (sockets still open at the
 end, refused at the handshake or closed after it by close code, creates accepted or 429,
 commands refused), the machine's load average before and after, and that no log line holds a
@@ -31,6 +40,36 @@ from services.adapters.redis_store import connect
 from services.sdk import Gateway, GatewayError
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results" / "flood.json"
+FLOOD_ADDRESS = "127.0.0.2"
+"""The read flood's address (Linux routes all of 127/8 to the loopback interface)."""
+HONEST_ADDRESS = "127.0.0.3"
+"""The honest client's address: its limits are its own, not the floods'."""
+READ_FLOOD_CONCURRENCY = 500
+"""Reads of the read flood in flight at once (``--read-concurrency``)."""
+HONEST_COMMAND_EVERY = 4
+"""The honest client plays a command every this many rounds (under its seat's rate limit)."""
+
+
+async def _reads(base: str, game_id: str, n: int, got: dict, concurrency: int = READ_FLOOD_CONCURRENCY) -> None:
+    """``n`` anonymous view and feed reads of ``game_id`` from :data:`FLOOD_ADDRESS`, ``concurrency``
+    at a time, counted by status (or transport error); never retried."""
+    sem = anyio.Semaphore(concurrency)
+    transport = httpx.AsyncHTTPTransport(local_address=FLOOD_ADDRESS, limits=httpx.Limits(max_connections=concurrency))
+    async with httpx.AsyncClient(base_url=base, timeout=60, transport=transport) as http:
+
+        async def one(i: int) -> None:
+            async with sem:
+                path = f"/v1/games/{game_id}/view" if i % 2 else f"/v1/games/{game_id}/feed"
+                try:
+                    r = await http.get(path)
+                except httpx.HTTPError as exc:  # the gateway dropped the connection: counted
+                    got[type(exc).__name__] = got.get(type(exc).__name__, 0) + 1
+                    return
+                got[r.status_code] = got.get(r.status_code, 0) + 1
+
+        async with anyio.create_task_group() as tg:
+            for i in range(n):
+                tg.start_soon(one, i)
 
 
 async def _spectators(url: str, n: int, held: list, closed: list) -> None:
@@ -109,31 +148,63 @@ async def _until_up(base: str, proc: Any, timeout: float = 120) -> None:
 
 def _honest_main(base: str, watched: str, target: str, workdir: str) -> None:
     """The honest client, in a process of its own (so that its latencies are the gateway's, not
-    the flood generators' event loop): public reads until ``<workdir>/stop`` exists, then its
-    latencies (seconds) into ``<workdir>/honest.json``."""
+    the flood generators' event loop), from :data:`HONEST_ADDRESS`: it creates and starts a
+    one-seat toy game, then until ``<workdir>/stop`` exists makes rounds of public reads (the
+    watched game's lobby entry, the target's spectator view) and, every
+    :data:`HONEST_COMMAND_EVERY` rounds, a command of its game and the read of its own write
+    (``min_version``); then each round's (start wall time, latency in seconds) into
+    ``<workdir>/honest.json``."""
     rng = random.Random(7)
     wd = Path(workdir)
 
     async def run() -> None:
-        lat: list[float] = []
+        lat: list[tuple[float, float]] = []
         errors: dict[str, int] = {}
         async with Gateway(base, timeout=60) as gw:
+            await gw.http.aclose()
+            gw.http = httpx.AsyncClient(base_url=gw.base_url + "/v1", timeout=60,
+                                        transport=httpx.AsyncHTTPTransport(local_address=HONEST_ADDRESS))
             await gw.game(watched)
+
+            async def new_game() -> Any:
+                own = await gw.create("toy", 1, options={"target": 1000})
+                seat = await gw.join(own.game_id, "honest", seat_key=False)
+                await seat.start()
+                return seat
+
+            seat = await new_game()
             (wd / "ready").touch()
+            rounds = 0
             while not (wd / "stop").exists():
-                t0 = time.perf_counter()
+                at, t0 = time.time(), time.perf_counter()
                 try:
                     await gw.game(watched)
                     await gw.spectator_view(target)
+                    if rounds % HONEST_COMMAND_EVERY == 0:
+                        if rounds // HONEST_COMMAND_EVERY % 900 == 899:  # the toy game ends at 1,000: a new one
+                            seat = await new_game()
+                        out = await seat.submit({"type": "toy.add", "n": 1})
+                        await seat.view(min_version=out.version)
                 except GatewayError as exc:  # counted (and its wait measured): an answer, not a crash
                     errors[f"{exc.status} {exc.code}"] = errors.get(f"{exc.status} {exc.code}", 0) + 1
                 except httpx.HTTPError as exc:
                     errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
-                lat.append(time.perf_counter() - t0)
+                lat.append((at, time.perf_counter() - t0))
+                rounds += 1
                 await anyio.sleep(rng.uniform(0.01, 0.03))
         (wd / "honest.json").write_text(json.dumps({"latencies": lat, "errors": errors}))
 
     anyio.run(run)
+
+
+def _quantiles(lat: list[float], prefix: str) -> dict[str, Any]:
+    """p50, p90, p95, p99 and max of ``lat`` (seconds), keyed ``<prefix>_p50_s`` and so on."""
+    lat = sorted(lat)
+    out: dict[str, Any] = {f"{prefix}_requests": len(lat), f"{prefix}_p50_s": round(lat[len(lat) // 2], 4) if lat else None}
+    for q in (90, 95, 99):
+        out[f"{prefix}_p{q}_s"] = round(lat[min(len(lat) - 1, int(len(lat) * q / 100))], 4) if lat else None
+    out[f"{prefix}_max_s"] = round(lat[-1], 4) if lat else None
+    return out
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -242,8 +313,14 @@ async def command_path(redis_url: str, n: int, split: bool = True) -> dict[str, 
 
 
 async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: int = 1,
-                split: bool = True) -> dict[str, Any]:
+                split: bool = True, reads: int = 0, read_limits: bool = True,
+                read_concurrency: int = READ_FLOOD_CONCURRENCY) -> dict[str, Any]:
     """Run the flood; returns the figures (see the module docstring).
+
+    ``reads``: the read flood's requests (after the other floods, while the sockets are held),
+    ``read_concurrency`` at a time;
+    ``read_limits`` False: the gateway runs without read admission (``QUESTHALL_READ_RATE=0``,
+    ``QUESTHALL_READS_IN_FLIGHT=0``), to measure what it was before.
 
     ``split`` (as deployed, deploy/README.md): the gateway runs as ``questhall gateway``, a process
     of its own, and every worker, the projector, the clock and the bots as ``questhall serve
@@ -264,12 +341,16 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
         "QUESTHALL_WS_PER_ADDRESS": str(sockets + 100), "QUESTHALL_WS_MAX": str(sockets + 100),
         "QUESTHALL_ADMIT_CREATES": str(max(1, creates // 3)), "QUESTHALL_ADMIT_JOINS": "10000",
         "QUESTHALL_RATE_PER_SEAT": str(max(10, refused // 10)), "QUESTHALL_COMMAND_TIMEOUT": "20",
-        "PYTHONPATH": str(RESULTS.parents[2]),
+        "QUESTHALL_EXTRA_TITLES": "tests.toygame", "PYTHONPATH": str(RESULTS.parents[2]),
     })
+    if not read_limits:
+        env.update({"QUESTHALL_READ_RATE": "0", "QUESTHALL_READS_IN_FLIGHT": "0"})
     log_path = work / "gateway.log"
     r = connect(redis_url)
     mem0 = int((await r.info("memory"))["used_memory"])
-    out: dict[str, Any] = {"sockets": sockets, "creates": creates, "refused": refused, "seed": seed,
+    out: dict[str, Any] = {"sockets": sockets, "creates": creates, "refused": refused, "reads": reads,
+                           "read_concurrency": read_concurrency,
+                           "read_limits": read_limits, "seed": seed,
                            "processes": "gateway alone, services in another" if split else "one questhall serve",
                            "load_average_before": round(os.getloadavg()[0], 2)}
     procs = _processes(env, split, port, log_path)
@@ -308,19 +389,27 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
             out["gateway_cpu_s"] = round(_cpu_seconds(gateway.pid) - cpu0[gateway.pid], 2)
             if split:
                 out["services_cpu_s"] = round(_cpu_seconds(procs[0].pid) - cpu0[procs[0].pid], 2)
+            read_got: dict = {}
+            if reads:  # then a read flood from one address, while the sockets are held
+                out["reads_load_average_before"] = round(os.getloadavg()[0], 2)
+                r0, cpu_r0 = time.time(), _cpu_seconds(gateway.pid)
+                await _reads(base, target.game_id, reads, read_got, read_concurrency)
+                r1 = time.time()
+                out["reads_seconds"] = round(r1 - r0, 2)
+                out["reads_gateway_cpu_s"] = round(_cpu_seconds(gateway.pid) - cpu_r0, 2)
+                out["reads_load_average_after"] = round(os.getloadavg()[0], 2)
             await anyio.sleep(0.5)  # the gateway answers others while the sockets are held
             (work / "stop").touch()
             with anyio.fail_after(120):
                 while honest_proc.poll() is None:
                     await anyio.sleep(0.05)
             honest = json.loads((work / "honest.json").read_text())
-            lat = sorted(honest["latencies"])
-            out["honest_requests"] = len(lat)
+            out.update(_quantiles([lt for _, lt in honest["latencies"]], "honest"))
             out["honest_errors"] = honest["errors"]
-            out["honest_p50_s"] = round(lat[len(lat) // 2], 4) if lat else None
-            for q in (90, 95, 99):
-                out[f"honest_p{q}_s"] = round(lat[min(len(lat) - 1, int(len(lat) * q / 100))], 4) if lat else None
-            out["honest_max_s"] = round(lat[-1], 4) if lat else None
+            if reads:
+                during = [lt for at, lt in honest["latencies"] if at <= r1 and at + lt >= r0]  # overlapping the read flood
+                out.update(_quantiles(during, "reads_honest"))
+                out["reads_by_status"] = {str(k): v for k, v in sorted(read_got.items(), key=lambda kv: str(kv[0]))}
             # held = still open now (a socket the gateway closed after its handshake, e.g. 1013, is not held)
             out["sockets_held"] = sum(1 for s in held if s.state.name == "OPEN")
             out["sockets_refused"] = len(closed)
@@ -348,6 +437,8 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
     logs = log_path.read_text(errors="replace")
     out["log_tracebacks"] = logs.count("Traceback")
     out["log_internal_errors"] = logs.count("internal_error")
+    out["log_reads_refused_lines"] = logs.count("gateway_reads_refused")
+    out["log_pool_exhausted_lines"] = logs.count("gateway_pool_exhausted")
     keys = [k async for k in r.scan_iter(match=f"{ns}:*", count=1000)]
     for i in range(0, len(keys), 500):
         await r.delete(*keys[i:i + 500])
@@ -360,6 +451,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sockets", type=int, default=5000)
     ap.add_argument("--creates", type=int, default=3000)
     ap.add_argument("--refused", type=int, default=3000)
+    ap.add_argument("--reads", type=int, default=1500, help="the read flood from one address (0: none)")
+    ap.add_argument("--read-concurrency", type=int, default=READ_FLOOD_CONCURRENCY, help="reads of the read flood at once")
+    ap.add_argument("--no-read-limits", action="store_true",
+                    help="the gateway without read admission (QUESTHALL_READ_RATE=0, QUESTHALL_READS_IN_FLIGHT=0): the figure before")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--one-process", action="store_true",
                     help="the gateway and every service in one questhall serve (default: the gateway alone, as deployed)")
@@ -380,7 +475,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command_path:
             print(json.dumps(anyio.run(command_path, url, args.command_path, not args.one_process), indent=1))
             return 0
-        out = anyio.run(flood, url, args.sockets, args.creates, args.refused, args.seed, not args.one_process)
+        out = anyio.run(flood, url, args.sockets, args.creates, args.refused, args.seed, not args.one_process,
+                        args.reads, not args.no_read_limits, args.read_concurrency)
     finally:
         if server is not None:
             server.stop()

@@ -1,7 +1,9 @@
 """The flood test's slice in `make test` (tests/flood.py; `make flood` runs 5,000 sockets, 3,000
-creates and 3,000 refused commands): the gateway (its own process, as deployed) keeps answering
-another client and holds every socket to the end, the flood gets its limits (creates 429 past the
-per-address limit, commands refused), and nothing logs a traceback."""
+creates, 3,000 refused commands and 1,500 reads from one address): the gateway (its own process,
+as deployed) keeps answering another client, who plays from an address of its own, and holds
+every socket to the end; the flood gets its limits (creates 429 past the per-address limit,
+commands refused, reads 429 past the address's read admission, none 5xx), and nothing logs a
+traceback. Outcomes only, never a timing."""
 
 from __future__ import annotations
 
@@ -11,8 +13,15 @@ from tests.flood import flood
 
 
 def test_a_small_flood_is_bounded_and_answered(redis_url):
-    out = anyio.run(flood, redis_url, 150, 150, 150, 1)
+    out = anyio.run(lambda: flood(redis_url, 150, 150, 150, 1, reads=600, read_concurrency=200))
     assert out["honest_requests"] > 0 and out["honest_game_version"] > 0
+    assert out["honest_errors"] == {}, out  # every request of the other client succeeded, also under the read flood
+    assert out["reads_honest_requests"] > 0, out
+    reads = out["reads_by_status"]  # the default read admission (100 per s, bursts of 200, 16 at once per address)
+    assert set(reads) == {"200", "429"} and reads["200"] + reads["429"] == 600, out  # no 5xx, no dropped connection
+    assert reads["429"] > 0, out
+    assert out["log_reads_refused_lines"] >= 1, out  # a line per 10 s, not one per refusal
+    assert out["log_reads_refused_lines"] <= 1 + out["reads_seconds"] / 10 + 1, out
     assert out["sockets_held"] == 150 and out["sockets_refused"] == 0, out  # still open at the end
     assert out["sockets_closed_after_open"] == {}, out
     got = out["creates_by_status"]  # the per-address limit is creates // 3 per minute (a sliding window
