@@ -25,7 +25,7 @@ from services.frontends.chat import (
     format_command,
     help_text,
     hint,
-    legal_moves,
+    moves_text,
     parse,
     render_event,
     render_view,
@@ -181,8 +181,7 @@ class Terminal:
                 if self.title == "orion_duel":
                     self.out(self._board())
         elif name == "moves":
-            legal = legal_moves(self.title, self.env, self.client.seat)
-            self.out(f"{len(legal)} moves: " + "; ".join(format_command(self.title, c) for c in legal[:20]) + (" ..." if len(legal) > 20 else ""))
+            self.out(moves_text(self.title, self.env, self.client.seat))
         elif name == "hint":
             if not self.env or self.client.seat not in self.env.get("to_move", []):
                 self.out("hint: (not your move)")

@@ -122,3 +122,26 @@ def test_results_and_lifecycle_lines_name_the_players_and_read_as_english():
     orb = next(v for k, v in cards.items() if k.startswith("o") and "Class card" in v)
     assert "an Orbs Class card" in orb and not any(" a Orbs" in v for v in cards.values())
     assert any("a Blades Class card" in v for v in cards.values())
+
+
+def test_moves_of_a_seat_whose_secret_choice_is_in_list_only_changes_and_say_so():
+    """Orbtale's hero pick: before choosing, ``moves`` lists every hero of the seat; after, every
+    other hero (the same again would be refused ``choice_unchanged``) with a note that another
+    choice changes it; the seat still to choose reads no note."""
+    from services.frontends.chat import moves_text
+
+    t = get_title("reventure_orbtale")
+    g = LocalGame(t, seed=bytes(32))
+    g.create_and_start(2, {})
+
+    def env(seat: int) -> dict:
+        return msgspec.to_builtins(lifecycle.view(t, g.game, seat))
+
+    heroes = lifecycle.view(t, g.game, 0).view.legal
+    before = moves_text("reventure_orbtale", env(0), 0)
+    assert before.startswith(f"{len(heroes)} moves: ") and "secret choice" not in before
+    g.submit(heroes[0], 0)
+    after = moves_text("reventure_orbtale", env(0), 0)
+    assert after.startswith(f"{len(heroes) - 1} moves: ") and after.endswith("another choice changes it until the reveal)")
+    assert format_command("reventure_orbtale", heroes[0]) not in after.split("moves: ", 1)[1].split(" (")[0].split("; ")
+    assert "secret choice" not in moves_text("reventure_orbtale", env(1), 1)

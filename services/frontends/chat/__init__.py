@@ -13,10 +13,11 @@ from services.frontends.chat.kit import (
     help_text,
     hint,
     legal_moves,
+    moves_text,
     parse,
     render_event,
     render_view,
 )
 
-__all__ = ["Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "parse", "render_event",
+__all__ = ["Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "moves_text", "parse", "render_event",
            "render_view"]

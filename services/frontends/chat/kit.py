@@ -47,7 +47,7 @@ HIDDEN = frozenset({"clock_updated", "undo_point"})
 TIMEOUT_ACTIONS = {"default_move": "the default move is played", "forfeit": "the seat forfeits",
                    "bot": "a bot plays the seat"}
 
-__all__ = ["HIDDEN", "Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "parse",
+__all__ = ["HIDDEN", "Action", "ChatError", "format_command", "help_text", "hint", "legal_moves", "moves_text", "parse",
            "render_event", "render_view", "room_lines"]
 
 
@@ -126,6 +126,17 @@ def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
     if legal is None:
         legal = t.legal_commands(view, seat)
     return list(legal)
+
+
+def moves_text(title: str, env: dict | None, seat: int, limit: int = 20) -> str:
+    """The answer to ``moves``: ``N moves: a; b; ...`` (at most ``limit`` shown). A seat whose
+    simultaneous secret choice is in (its view's ``my_choice``) is told that each listed choice
+    changes it (the kernel lists every choice but the pending one: docs/writing-a-title.md)."""
+    legal = legal_moves(title, env, seat)
+    text = f"{len(legal)} moves: " + "; ".join(format_command(title, c) for c in legal[:limit]) + (" ..." if len(legal) > limit else "")
+    if env and env.get("status") == "active" and env.get("my_choice"):
+        text += " (your secret choice is in: another choice changes it until the reveal)"
+    return text
 
 
 def hint(title: str, env: dict | None, seat: int, rng: random.Random) -> Command | None:

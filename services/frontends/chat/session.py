@@ -501,9 +501,7 @@ class ChatCore:
                 text += "\n" + render_board(env["view"])
             await reply.say(f"{g}: {text}", private=True)
         elif name == "moves":
-            legal = kit.legal_moves(title, env, client.seat)
-            await reply.say(f"{g}: {len(legal)} moves: " + "; ".join(kit.format_command(title, c) for c in legal[:20])
-                            + (" ..." if len(legal) > 20 else ""), private=True)
+            await reply.say(f"{g}: {kit.moves_text(title, env, client.seat)}", private=True)
         elif name == "hint":
             if env.get("status") != "active" or client.seat not in env.get("to_move", []):
                 await reply.say(f"{g}: hint: (not your move)", private=True)
