@@ -469,7 +469,7 @@ def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] 
             err.print(f"Gateway on http://{host}:{bound} (namespace {s.namespace}); Ctrl-C to stop.")
             await anyio.sleep_forever()
 
-    _run_until_stopped(main)
+    _run_until_stopped(main, uvloop_default=True)
 
 
 @app.command()
