@@ -145,3 +145,31 @@ def test_moves_of_a_seat_whose_secret_choice_is_in_list_only_changes_and_say_so(
     assert after.startswith(f"{len(heroes) - 1} moves: ") and after.endswith("another choice changes it until the reveal)")
     assert format_command("reventure_orbtale", heroes[0]) not in after.split("moves: ", 1)[1].split(" (")[0].split("; ")
     assert "secret choice" not in moves_text("reventure_orbtale", env(1), 1)
+
+
+def test_the_web_client_names_the_players_in_a_result_as_the_chat_does():
+    """clients/web/play/words.js ``namedSummary`` (the page's result line and its feed's game
+    over) gives what ``kit.named_summary`` gives (node runs the ES module as the browser would)."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from services.frontends.chat.kit import named_summary
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (.ci/run installs nodejs)")
+    words = Path(__file__).resolve().parents[2] / "clients" / "web" / "play" / "words.js"
+    names = ["Ann", "Bob", None]
+    cases = ["Seat 1 wins with 5 XP.", "Seats [0, 2] share the win with 40 XP.", "Blue wins 1 victory conditions to 0.",
+             "Seat 7 wins.", "Orange wins 2 victory conditions to 1."]
+    script = (f"import {{ eventText, namedSummary }} from {json.dumps(words.as_uri())};\n"
+              f"const ctx = {{ seats: {json.dumps([{'name': n} for n in names])} }};\n"
+              f"console.log(JSON.stringify([{json.dumps(cases)}.map((s) => namedSummary(s, ctx)),\n"
+              "  eventText({ type: 'game_finished', result: { summary: 'Seat 0 wins.' } }, ctx)]));")
+    out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    got, line = json.loads(out.stdout)
+    assert got == [named_summary(s, [n or f"seat {i}" for i, n in enumerate(names)]) for s in cases]
+    assert line == "Game over: Ann wins."

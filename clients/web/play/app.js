@@ -6,7 +6,7 @@
 import { api, ApiError, commandId, GameSocket } from "./api.js";
 import { fill, h } from "./dom.js";
 import * as store from "./store.js";
-import { commandWords, eventWords } from "./words.js";
+import { commandWords, eventWords, namedSummary } from "./words.js";
 import * as generic from "./boards/generic.js";
 
 const BOARDS = new Set(["orion_duel", "questeros", "quests_over_coffee", "eros_quest", "fate_deck", "reventure_orbtale", "orange_quest"]);
@@ -392,7 +392,7 @@ class GamePage {
         si.name ?? "(open)", bot ? " · bot" : "", i === this.seat ? " (you)" : "", moving ? " ← to move" : "");
     });
     const who = this.seat === null ? h("span", { id: "role" }, "You are watching.") : h("span", { id: "role" }, `You play seat ${this.seat} as ${this.rec.name}.`);
-    const result = env?.result ? h("p", { id: "result", class: "result" }, `Game over: ${env.result.summary || "finished"}`) : null;
+    const result = env?.result ? h("p", { id: "result", class: "result" }, `Game over: ${namedSummary(env.result.summary, c) || "finished"}`) : null;
     const abandoned = status === "abandoned" ? h("p", { id: "result", class: "result" }, "The game ended with no result.") : null;
     const turn = status === "active" ? h("p", { id: "turn" }, c.myTurn ? "Your move." : `Waiting for ${(env.to_move || []).map((s) => c.seats[s]?.name || `seat ${s}`).join(", ") || "the game"}.`,
       (env.deadlines || []).map((d) => h("span", { class: "deadline", dataset: { at: d.at, seat: d.seat } }, ""))) : null;

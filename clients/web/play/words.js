@@ -8,6 +8,21 @@ export function seatName(ctx, s) {
   return info?.name ? info.name : `seat ${s}`;
 }
 
+/** A result's summary with the players' names: the rules store "Seat 1 wins" and "Seats [0, 2]
+ * share" (the audit re-decides that text), the page says "Bob wins" and "Ann and Cid share"
+ * (as the chat's kit.named_summary); "1 victory conditions" reads "1 victory condition". */
+export function namedSummary(summary, ctx) {
+  const name = (s) => ctx?.seats?.[s]?.name || null;
+  const several = (list) => {
+    const who = list.split(", ").map((x) => name(Number(x)) || `seat ${x}`);
+    return who.length > 1 ? `${who.slice(0, -1).join(", ")} and ${who[who.length - 1]}` : who[0];
+  };
+  return String(summary || "")
+    .replace(/\bSeats \[(\d+(?:, \d+)*)\]/g, (_, list) => several(list))
+    .replace(/\bSeat (\d+)\b/g, (m, s) => name(Number(s)) || m)
+    .replace(/\b1 victory conditions\b/g, "1 victory condition");
+}
+
 function humanTag(type) {
   const t = type.includes(".") ? type.split(".").slice(1).join(".") : type;
   return t.replace(/_/g, " ");
@@ -39,7 +54,7 @@ const LIFECYCLE = {
   game_abandoned: (b, c) => (b.seat !== null && b.seat !== undefined ? `${seatName(c, b.seat)} abandons the game.` : `The game ends with no result${b.reason ? ": " + b.reason : "."}`),
   seat_forfeited: (b, c) => `${seatName(c, b.seat)} forfeits.`,
   abandon_agreed: (b, c) => `${seatName(c, b.seat)} agrees to end the game with no result.`,
-  game_finished: (b) => `Game over: ${b.result?.summary || "finished"}.`,
+  game_finished: (b, c) => `Game over: ${namedSummary(b.result?.summary, c).replace(/\.$/, "") || "finished"}.`,
   seed_revealed: () => "The seed is revealed: anyone can audit the game now.",
   clock_updated: () => null,
   timed_out: (b, c) => `${seatName(c, b.seat)} ran out of time (${String(b.action || "").replace(/_/g, " ")}).`,
