@@ -450,11 +450,15 @@ class CommandBus:
         finally:
             self.inbox.forget(game_id, command_id, fut)
 
-    async def submit(self, envelope: CommandEnvelope, timeout: float = 30.0) -> Outcome | None:
-        """Send and wait. A retry with the same command id returns the first outcome."""
+    async def submit(self, envelope: CommandEnvelope, timeout: float = 30.0, *, sent: Any = None) -> Outcome | None:
+        """Send and wait. A retry with the same command id returns the first outcome. ``sent()``:
+        called once the command is on its stream, before the wait (the gateway's socket sends
+        a seat's next command then, in order, while this one waits)."""
         fut = self.inbox.expect(envelope.game_id, envelope.command_id)  # before sending: no reply can be missed
         try:
             await self.send(envelope)
+            if sent is not None:
+                sent()
             return await self._until(fut, envelope.game_id, envelope.command_id, timeout)
         finally:
             self.inbox.forget(envelope.game_id, envelope.command_id, fut)

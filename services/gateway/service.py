@@ -410,9 +410,11 @@ class GatewayService:
 
     async def submit(self, title: str, game_id: str, body: Command, seat: int | None, *, client_id: str | None = None,
                      expected_version: int | None = None, player: str | None = None, join: bool = False,
-                     signature: str = "", rated: bool = False) -> Accepted:
+                     signature: str = "", rated: bool = False, sent: Any = None) -> Accepted:
         """Submit and wait for the outcome; returns it if accepted. ``rated``: count it against the
         seat's rate limit (429, see :meth:`rate_check`) in the round trip that reads its stored outcome.
+        ``sent()``: called once the command is on its stream (not if it is answered without being
+        sent: a stored outcome, or raised).
 
         The command id on the bus is ``s<seat>:<client id>`` (``j<seat>:<SHA-256 of the client
         id>`` for a join, ``c:`` for seatless create), so two seats never share an id, and a
@@ -443,7 +445,7 @@ class GatewayService:
                 raise ApiError(503, "overloaded", "The server is overloaded; send the command again in a second.",
                                command_id=client_id, headers={"Retry-After": "1"})
             try:
-                out = await self.bus.submit(env, self.config.command_timeout)
+                out = await self.bus.submit(env, self.config.command_timeout, sent=sent)
             except OverflowError:  # encoding failed: nothing was sent
                 raise ApiError(400, "invalid_request", "The request is invalid: a number is out of range (64 bits).") from None
         if out is None:
@@ -607,11 +609,12 @@ class GatewayService:
         return CommandAccepted(command_id=client_id, game_id=claims.g, version=game.version, events=0, dry_run=True)
 
     async def command(self, claims: tokens.SeatClaims, body: Command, client_id: str | None,
-                      expected_version: int | None, signature: str | None = None) -> CommandAccepted:
-        """Submit ``body`` as the token's seat (rate-limited). Raises ApiError (see :meth:`submit`)."""
+                      expected_version: int | None, signature: str | None = None, *, sent: Any = None) -> CommandAccepted:
+        """Submit ``body`` as the token's seat (rate-limited). Raises ApiError (see :meth:`submit`;
+        ``sent`` as there)."""
         title = await self.title_of(claims.g)
         out = await self.submit(title, claims.g, body, claims.s, client_id=client_id, expected_version=expected_version,
-                                player=claims.n, signature=signature or "", rated=True)
+                                player=claims.n, signature=signature or "", rated=True, sent=sent)
         return self._accepted(out)
 
     async def head(self, game_id: str) -> Head:

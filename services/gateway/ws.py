@@ -177,47 +177,95 @@ async def _failed(socket: WebSocket, game_id: str, exc: Exception) -> None:
         pass
 
 
+IN_FLIGHT_PER_SOCKET = 16
+"""Commands of one socket waiting for their outcome at once; the socket is not read while it
+has that many (TCP's flow control then holds the client back)."""
+
+
+def _done() -> anyio.Event:
+    e = anyio.Event()
+    e.set()
+    return e
+
+
 async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claims: Any) -> None:
-    """Read client messages until the client goes away (or is closed for a too large message)."""
+    """Read client messages until the client goes away (or is closed for a too large message).
+
+    A command is handled in a task of its own, so the socket reads the next message while it
+    waits for its outcome (before, one command's wait held up every later one of the socket:
+    at one command per second a socket whose outcomes took more than a second queued without
+    end). The seat's commands still reach the bus in the order they came (each is sent once the
+    one before is on its stream, or answered without being sent) and their outcome frames go
+    out in that order; at most :data:`IN_FLIGHT_PER_SOCKET` wait at once."""
     limit = gw.config.ws_max_message
-    while True:
-        event = await socket.receive()
-        if event["type"] == "websocket.disconnect":
-            return
-        data = event.get("text") or event.get("bytes") or ""
-        if len(data) > limit:
-            await socket.close(1009, f"message_too_big: at most {limit} bytes")
-            return
+    slots = anyio.Semaphore(IN_FLIGHT_PER_SOCKET)
+    prev = (_done(), _done())  # (sent, replied) of the socket's previous command
+    async with anyio.create_task_group() as tg:
         try:
-            msg = WS_CLIENT_MESSAGE.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            await pusher.send(_ENC.encode(WsError(code="bad_message", message=f"The message is invalid: {exc}"[:300])))
-            continue
-        except RecursionError:
-            await pusher.send(_ENC.encode(WsError(code="bad_message", message="The message is invalid: the JSON is nested too deeply.")))
-            continue
-        if isinstance(msg, WsPing):
-            await pusher.send(b'{"type":"pong"}')
-            continue
-        if claims is None:
-            await pusher.send(_ENC.encode(WsError(code="read_only", message="Spectator sockets cannot send commands.")))
-            continue
+            while True:
+                event = await socket.receive()
+                if event["type"] == "websocket.disconnect":
+                    return
+                data = event.get("text") or event.get("bytes") or ""
+                if len(data) > limit:
+                    await socket.close(1009, f"message_too_big: at most {limit} bytes")
+                    return
+                try:
+                    msg = WS_CLIENT_MESSAGE.decode(data)
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    await pusher.send(_ENC.encode(WsError(code="bad_message", message=f"The message is invalid: {exc}"[:300])))
+                    continue
+                except RecursionError:
+                    await pusher.send(_ENC.encode(WsError(code="bad_message", message="The message is invalid: the JSON is nested too deeply.")))
+                    continue
+                if isinstance(msg, WsPing):
+                    await pusher.send(b'{"type":"pong"}')
+                    continue
+                if claims is None:
+                    await pusher.send(_ENC.encode(WsError(code="read_only", message="Spectator sockets cannot send commands.")))
+                    continue
+                await slots.acquire()
+                mine = (anyio.Event(), anyio.Event())
+                tg.start_soon(_command, gw, socket, pusher, claims, msg, prev, mine, slots, tg.cancel_scope)
+                prev = mine
+        finally:
+            tg.cancel_scope.cancel()  # the client went away (or was closed): stop waiting for outcomes
+
+
+async def _command(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claims: Any, msg: Any,
+                   prev: tuple[anyio.Event, anyio.Event], mine: tuple[anyio.Event, anyio.Event],
+                   slots: anyio.Semaphore, scope: anyio.CancelScope) -> None:
+    """One command of a seat socket: sent after the socket's previous one is on its stream,
+    answered after its outcome frame (``prev``: that command's (sent, replied) events; ``mine``:
+    this one's, set here)."""
+    sent, replied = mine
+    try:
+        await prev[0].wait()
         try:
             if not await gw.still_held(claims):
                 raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat and another player took it.")
-            out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version, msg.signature)
+            out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version, msg.signature, sent=sent.set)
             reply = WsOutcome(command_id=out.command_id, status="accepted", version=out.version, events=out.events,
                               receipt=out.receipt)
         except ApiError as exc:
+            sent.set()
             if exc.code == "overloaded":  # back off: the client reconnects (since = its last version) later
+                await prev[1].wait()
                 await socket.close(1013, "overloaded: try again in a second")
+                scope.cancel()
                 return
             if exc.version is None:
                 reply = WsError(code=exc.code, message=exc.message)  # type: ignore[assignment]
             else:
                 reply = WsOutcome(command_id=exc.command_id or "", status="rejected", version=exc.version,
                                   code=exc.code, message=exc.message, receipt=exc.receipt)
+        sent.set()
+        await prev[1].wait()
         await pusher.send(_ENC.encode(reply))
+    finally:
+        sent.set()
+        replied.set()
+        slots.release()
 
 
 def _bearer(value: str | None) -> str | None:
