@@ -341,9 +341,11 @@ async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir:
     from services.adapters.redis_store import connect
 
     port = _free_port()
-    # every socket comes from one loopback address: lift the per-address cap (default 200) for the socket figure
+    # every socket comes from one loopback address: lift the per-address cap (default 200) for the socket figure,
+    # and the per-address read admission (200 reads, then 100/s: it closed most of 1,000 sockets opening at once 4429)
     genv = {**env, "QUESTHALL_TOKEN_KEYS": "bench-key", "QUESTHALL_LOG_LEVEL": "error",
             "QUESTHALL_WS_PER_ADDRESS": "20000", "QUESTHALL_WS_MAX": "20000", "QUESTHALL_MAX_IN_FLIGHT": "20000",
+            "QUESTHALL_READ_RATE": "0", "QUESTHALL_READS_IN_FLIGHT": "0",
             "QUESTHALL_PROFILE": str(workdir / "gateway.prof"), "QUESTHALL_PROFILE_AT": "signal"}
     procs = [_service(["worker", "--title", "toy"], env, workdir / "worker2.log"),
              _service(["projector"], env, workdir / "projector2.log"),
