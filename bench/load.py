@@ -290,8 +290,11 @@ def _child(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, sec
             await bus.aclose()  # its inbox reader first: a pool closed under it reads as a lost connection
             await r.aclose()
 
-    try:
-        out.put(anyio.run(main))
+    from services.cli import _loop_options
+
+    try:  # the generator runs on uvloop like the services (QUESTHALL_UVLOOP=0: asyncio's loop), so its
+        # own event loop adds as little as it can to the latencies it measures
+        out.put(anyio.run(main, **_loop_options(True)))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         for b in barrier:
             b.abort()  # the others (and the parent) stop waiting for this one
