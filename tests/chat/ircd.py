@@ -128,8 +128,9 @@ class IrcUser:
             out.append((i, prefix.split("!")[0], target, text))
         return out
 
-    async def wait(self, pred: Callable[[str], bool], start: int = 0, timeout: float = 30.0) -> int:
-        """The index of the first line from ``start`` on with ``pred(line)``; waits for it."""
+    async def wait(self, pred: Callable[[str], bool], start: int = 0, timeout: float = 120.0) -> int:
+        """The index of the first line from ``start`` on with ``pred(line)``; waits for it (``timeout``: an
+        upper bound, not a wait: on a loaded machine a bot turn and its lines can take tens of seconds)."""
         i = start
         with anyio.move_on_after(timeout):
             while True:
@@ -141,7 +142,7 @@ class IrcUser:
         tail = "\n".join(self.lines[-25:])
         raise TimeoutError(f"{self.nick}: no such line from {start} on in {timeout} s; the last:\n{tail}")
 
-    async def wait_message(self, pred: Callable[[str, str, str], bool], start: int = 0, timeout: float = 30.0) -> int:
+    async def wait_message(self, pred: Callable[[str, str, str], bool], start: int = 0, timeout: float = 120.0) -> int:
         """The line index of the first PRIVMSG from ``start`` on with ``pred(sender, target, text)``."""
         def match(ln: str) -> bool:
             if not ln.startswith(":") or " PRIVMSG " not in ln:
