@@ -24,6 +24,7 @@ for ``QUESTHALL_MAX_IN_FLIGHT`` outcomes, or Redis is down: reconnect after a se
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import anyio
@@ -147,7 +148,7 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(pusher.run)
-            await _receive(gw, socket, pusher, claims)
+            await _receive(gw, socket, pusher, claims, tg.cancel_scope)
             tg.cancel_scope.cancel()
     except WebSocketDisconnect:
         pass
@@ -182,13 +183,12 @@ IN_FLIGHT_PER_SOCKET = 16
 has that many (TCP's flow control then holds the client back)."""
 
 
-def _done() -> anyio.Event:
-    e = anyio.Event()
-    e.set()
-    return e
+def _set(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
-async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claims: Any) -> None:
+async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claims: Any, scope: Any) -> None:
     """Read client messages until the client goes away (or is closed for a too large message).
 
     A command is handled in a task of its own, so the socket reads the next message while it
@@ -196,61 +196,79 @@ async def _receive(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
     at one command per second a socket whose outcomes took more than a second queued without
     end). The seat's commands still reach the bus in the order they came (each is sent once the
     one before is on its stream, or answered without being sent) and their outcome frames go
-    out in that order; at most :data:`IN_FLIGHT_PER_SOCKET` wait at once."""
+    out in that order; at most :data:`IN_FLIGHT_PER_SOCKET` wait at once. The tasks are plain
+    asyncio tasks and futures (an anyio task, cancel scope and two events per command were a
+    fifth of the gateway's profile); ``scope`` (the socket's task group) is cancelled by a
+    command that closes the socket, and the tasks left are cancelled when this returns."""
     limit = gw.config.ws_max_message
-    slots = anyio.Semaphore(IN_FLIGHT_PER_SOCKET)
-    prev = (_done(), _done())  # (sent, replied) of the socket's previous command
-    async with anyio.create_task_group() as tg:
-        try:
-            while True:
-                event = await socket.receive()
-                if event["type"] == "websocket.disconnect":
-                    return
-                data = event.get("text") or event.get("bytes") or ""
-                if len(data) > limit:
-                    await socket.close(1009, f"message_too_big: at most {limit} bytes")
-                    return
-                try:
-                    msg = WS_CLIENT_MESSAGE.decode(data)
-                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    await pusher.send(_ENC.encode(WsError(code="bad_message", message=f"The message is invalid: {exc}"[:300])))
-                    continue
-                except RecursionError:
-                    await pusher.send(_ENC.encode(WsError(code="bad_message", message="The message is invalid: the JSON is nested too deeply.")))
-                    continue
-                if isinstance(msg, WsPing):
-                    await pusher.send(b'{"type":"pong"}')
-                    continue
-                if claims is None:
-                    await pusher.send(_ENC.encode(WsError(code="read_only", message="Spectator sockets cannot send commands.")))
-                    continue
-                await slots.acquire()
-                mine = (anyio.Event(), anyio.Event())
-                tg.start_soon(_command, gw, socket, pusher, claims, msg, prev, mine, slots, tg.cancel_scope)
-                prev = mine
-        finally:
-            tg.cancel_scope.cancel()  # the client went away (or was closed): stop waiting for outcomes
+    loop = asyncio.get_running_loop()
+    tasks: set[asyncio.Task] = set()
+    room = asyncio.Event()
+    room.set()
+    first = loop.create_future()
+    first.set_result(None)
+    prev = (first, first)  # (sent, replied) of the socket's previous command
+
+    def finished(t: asyncio.Task) -> None:
+        tasks.discard(t)
+        room.set()
+
+    try:
+        while True:
+            event = await socket.receive()
+            if event["type"] == "websocket.disconnect":
+                return
+            data = event.get("text") or event.get("bytes") or ""
+            if len(data) > limit:
+                await socket.close(1009, f"message_too_big: at most {limit} bytes")
+                return
+            try:
+                msg = WS_CLIENT_MESSAGE.decode(data)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                await pusher.send(_ENC.encode(WsError(code="bad_message", message=f"The message is invalid: {exc}"[:300])))
+                continue
+            except RecursionError:
+                await pusher.send(_ENC.encode(WsError(code="bad_message", message="The message is invalid: the JSON is nested too deeply.")))
+                continue
+            if isinstance(msg, WsPing):
+                await pusher.send(b'{"type":"pong"}')
+                continue
+            if claims is None:
+                await pusher.send(_ENC.encode(WsError(code="read_only", message="Spectator sockets cannot send commands.")))
+                continue
+            while len(tasks) >= IN_FLIGHT_PER_SOCKET:
+                room.clear()
+                await room.wait()
+            mine = (loop.create_future(), loop.create_future())
+            t = loop.create_task(_command(gw, socket, pusher, claims, msg, prev, mine, scope))
+            tasks.add(t)
+            t.add_done_callback(finished)
+            prev = mine
+    finally:
+        for t in tasks:  # the client went away (or was closed): stop waiting for outcomes
+            t.cancel()
 
 
 async def _command(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claims: Any, msg: Any,
-                   prev: tuple[anyio.Event, anyio.Event], mine: tuple[anyio.Event, anyio.Event],
-                   slots: anyio.Semaphore, scope: anyio.CancelScope) -> None:
+                   prev: tuple[asyncio.Future, asyncio.Future], mine: tuple[asyncio.Future, asyncio.Future],
+                   scope: Any) -> None:
     """One command of a seat socket: sent after the socket's previous one is on its stream,
-    answered after its outcome frame (``prev``: that command's (sent, replied) events; ``mine``:
-    this one's, set here)."""
+    answered after its outcome frame (``prev``: that command's (sent, replied) futures; ``mine``:
+    this one's, set here). A failure closes the socket as the socket's own would (1013 / 1011)."""
     sent, replied = mine
     try:
-        await prev[0].wait()
+        await prev[0]
         try:
             if not await gw.still_held(claims):
                 raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat and another player took it.")
-            out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version, msg.signature, sent=sent.set)
+            out = await gw.command(claims, msg.command, msg.command_id, msg.expected_version, msg.signature,
+                                   sent=lambda: _set(sent))
             reply = WsOutcome(command_id=out.command_id, status="accepted", version=out.version, events=out.events,
                               receipt=out.receipt)
         except ApiError as exc:
-            sent.set()
+            _set(sent)
             if exc.code == "overloaded":  # back off: the client reconnects (since = its last version) later
-                await prev[1].wait()
+                await prev[1]
                 await socket.close(1013, "overloaded: try again in a second")
                 scope.cancel()
                 return
@@ -259,13 +277,15 @@ async def _command(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
             else:
                 reply = WsOutcome(command_id=exc.command_id or "", status="rejected", version=exc.version,
                                   code=exc.code, message=exc.message, receipt=exc.receipt)
-        sent.set()
-        await prev[1].wait()
+        _set(sent)
+        await prev[1]
         await pusher.send(_ENC.encode(reply))
+    except Exception as exc:  # noqa: BLE001 - as a failure of the socket's own loop: closed, the socket ends
+        scope.cancel()
+        await _failed(socket, pusher.game_id, exc)
     finally:
-        sent.set()
-        replied.set()
-        slots.release()
+        _set(sent)
+        _set(replied)
 
 
 def _bearer(value: str | None) -> str | None:
