@@ -485,7 +485,11 @@ def play(url: Annotated[str, typer.Option(help="The gateway.")] = "http://127.0.
     """Play in the terminal through the gateway: create or join a game; bots fill the other seats."""
     logs.configure(level="warning")
     from services.frontends.play import play as run_play
+    from services.kernel import titles as all_titles
 
+    if title is not None and title not in all_titles():
+        err.print(f"Unknown title {title!r}; known: {', '.join(sorted(all_titles()))}", markup=False, highlight=False)
+        raise typer.Exit(2)
     opts = {}
     for o in option or []:
         k, _, v = o.partition("=")

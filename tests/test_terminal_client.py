@@ -187,3 +187,13 @@ def test_ok_of_a_command_comes_after_the_feed_lines_of_its_versions():
     term._ack(330)
     term._flush_acks(every=True)  # the game ended before its feed line: said before GAME OVER
     assert lines[-1] == "ok (v330)"
+
+
+def test_play_with_an_unknown_title_names_the_known_ones_in_one_line():
+    """``questhall play --title nope``: one line naming the known titles, exit 2, before any
+    gateway is asked (it printed the registry's KeyError in an 80-line traceback; a newcomer's finding)."""
+    res = CliRunner().invoke(app, ["play", "--url", "http://127.0.0.1:1", "--title", "nope"])
+    assert res.exit_code == 2, res.output
+    out = " ".join(res.output.split())
+    assert out.startswith("Unknown title 'nope'; known: ") and "orion_duel" in out and "questeros" in out
+    assert res.exception is None or isinstance(res.exception, SystemExit)
