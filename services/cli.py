@@ -558,6 +558,10 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
             except CorruptEvent as exc:  # one line naming game and version, no traceback
                 err.print(f"Cannot replay: {exc}", highlight=False, markup=False)
                 return 2
+            if seat is not None and not 0 <= seat < len(game.seats):
+                seats = f"seats 0-{len(game.seats) - 1}" if len(game.seats) > 1 else "seat 0" if game.seats else "no seats"
+                err.print(f"Game {game_id} has {seats}; no seat {seat}.", markup=False, highlight=False)
+                return 2
             if seat is not None or spectator:
                 out = lifecycle.view(c.title, game, seat)
             else:

@@ -38,6 +38,9 @@ def test_replay_prints_the_folded_state_and_a_seat_view(settings, monkeypatch):
     assert state["version"] == 6 and state["rules"]["total"] == 3 and state["status"] == "active"
     seat = json.loads(runner.invoke(app, ["replay", gid, "--seat", "1"]).output)
     assert seat["seat"] == 1 and seat["view"]["my_card"] == state["rules"]["cards"][1]
+    for bad in ("2", "5", "-1"):  # a seat the game has not: a one-line refusal naming its seats (was exit 0 and a view)
+        res = runner.invoke(app, ["replay", gid, "--seat", bad])
+        assert res.exit_code == 2 and " ".join(res.output.split()) == f"Game {gid} has seats 0-1; no seat {bad}.", res.output
     missing = runner.invoke(app, ["replay", "no-such-game"])
     assert missing.exit_code == 2 and "No game" in missing.output
     assert f" on {settings.url}" in missing.output.replace("\n", "")  # which Redis was searched (a newcomer read "gone")
