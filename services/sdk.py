@@ -34,6 +34,7 @@ from questhall_client import (  # noqa: F401  (re-exported: the SDK's names as b
     SeatKey,
     Subscription,
     TitleInfo,
+    rate_limit_waited,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -75,7 +76,7 @@ async def play_seat(client: SeatClient, bot: Any, view_type: type, rng: random.R
                         cmd = bot(msgspec.convert(env["view"], view_type), client.seat, rng)
                     except (IndexError, ValueError):  # nothing to do in this (intermediate) view
                         break
-                    t0 = time.perf_counter()
+                    t0, waited0 = time.perf_counter(), rate_limit_waited()
                     try:
                         await client.submit(cmd, expected_version=env["version"])
                     except GatewayError as exc:
@@ -87,7 +88,8 @@ async def play_seat(client: SeatClient, bot: Any, view_type: type, rng: random.R
                         stats.rejected += 1
                         env = await client.view()  # the game moved on (or the bot erred): decide again
                         continue
-                    stats.latencies.append(time.perf_counter() - t0)
+                    # the command's latency, not the SDK's back-off from 429 rate_limited answers
+                    stats.latencies.append(time.perf_counter() - t0 - (rate_limit_waited() - waited0))
                     stats.accepted += 1
                     acted = env["version"]  # act again only on a newer view
                     break

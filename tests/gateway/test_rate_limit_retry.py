@@ -13,7 +13,7 @@ import uuid
 import anyio
 import pytest
 
-from questhall_client import Gateway, GatewayError
+from questhall_client import Gateway, GatewayError, rate_limit_waited
 from questhall_client.sync import Gateway as SyncGateway
 from services.adapters.redis_store import Settings
 from tests.gateway.conftest import make_config, run_gateway
@@ -40,9 +40,12 @@ def test_the_python_sdk_waits_out_rate_limited_and_can_be_told_not_to(tight):
     async def main():
         async with Gateway(tight.url) as gw:
             a, cmd = await _seat(gw)
+            waited0 = rate_limit_waited()
             for _ in range(BURST):
                 await a.submit(cmd, dry_run=True)
             assert gw.rate_limit_waits >= 1  # 2 a second: the burst met the limit and waited it out
+            # the seconds slept (Retry-After, >= 1 s a wait) are told to this task, for timing without them
+            assert rate_limit_waited() - waited0 >= gw.rate_limit_waits
         async with Gateway(tight.url, rate_limit_retries=0) as gw:
             a, cmd = await _seat(gw)
             with pytest.raises(GatewayError) as e:

@@ -11,6 +11,7 @@ from questhall_client.client import (
     SeatClient,
     Subscription,
     command_body,
+    rate_limit_waited,
 )
 from questhall_client.keys import SeatKey, receipt_message, seat_message, verify, verify_receipt
 from questhall_client.models import (
@@ -27,5 +28,5 @@ from questhall_client.models import (
 __all__ = [
     "MAX_RECEIPTS", "CommandAccepted", "GameCreatedReply", "Gateway", "GatewayError", "LobbyGame", "Receipt",
     "Result", "SeatClient", "SeatGrant", "SeatKey", "Subscription", "TitleDetail", "TitleInfo", "command_body",
-    "receipt_message", "seat_message", "verify", "verify_receipt",
+    "rate_limit_waited", "receipt_message", "seat_message", "verify", "verify_receipt",
 ]

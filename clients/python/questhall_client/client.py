@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,14 @@ RATE_LIMIT_RETRIES = 3
 """How many times a request refused with 429 ``rate_limited`` is sent again by default."""
 MAX_RETRY_WAIT = 2.0
 """The longest ``Retry-After`` (seconds) a retry waits out by default; a longer one is raised at once."""
+_WAITED: ContextVar[float] = ContextVar("questhall_rate_limit_waited", default=0.0)
+
+
+def rate_limit_waited() -> float:
+    """Seconds the calling task has slept so far waiting out 429 ``rate_limited`` answers in
+    :meth:`Gateway.request`'s retries (0.0 if none): subtract two readings around a call to time
+    the call without its back-off (``services.sdk.play_seat`` does, for the demo's latencies)."""
+    return _WAITED.get()
 """Largest socket message this client accepts (bytes)."""
 
 _ENC = msgspec.json.Encoder()
@@ -142,6 +151,7 @@ class Gateway:
             if (resp.status_code == 429 and isinstance(data, dict) and data.get("code") == "rate_limited"
                     and attempt < self.rate_limit_retries and wait <= self.max_retry_wait):
                 self.rate_limit_waits += 1
+                _WAITED.set(_WAITED.get() + wait)
                 await anyio.sleep(wait)
                 continue
             break
