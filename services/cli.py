@@ -533,6 +533,17 @@ def demo(games: Annotated[int | None, typer.Option(help="Games per title (defaul
     raise typer.Exit(0 if ok else 1)
 
 
+async def _archived_line(r: Any, s: Any, game_id: str) -> str | None:
+    """The line for a game that is not live because ``questhall archive`` archived it (its bundle
+    under the archive key, services/audit/archive.py), else None."""
+    from services.audit.archive import archive_key
+
+    if not await r.exists(archive_key(s, game_id)):
+        return None
+    return (f"Game {game_id!r} is archived (namespace {s.namespace!r} on {_redacted(s.url)}): "
+            f"'questhall restore {game_id}' brings it back.")
+
+
 @app.command()
 def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print this seat's view instead of the state.")] = None,
            spectator: Annotated[bool, typer.Option(help="Print the spectator view instead of the state.")] = False) -> None:
@@ -550,7 +561,8 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
         try:
             meta = await r.hgetall(s.keys.game(game_id, "meta"))
             if not meta:
-                err.print(f"No game {game_id!r} in namespace {s.namespace!r} on {_redacted(s.url)}.")
+                err.print(await _archived_line(r, s, game_id)
+                          or f"No game {game_id!r} in namespace {s.namespace!r} on {_redacted(s.url)}.", markup=False)
                 return 2
             c = codec(meta[b"title"].decode())
             try:
@@ -812,7 +824,7 @@ async def _audit_stored(game_id: str, receipts: dict | None = None):
                 return Verdict(status="error", game_id=game_id, title=meta[b"title"].decode(), reason=str(exc))
         return audit_bundle(await export_bundle(r, s, game_id), receipts)
     except GameNotFound as exc:
-        return Verdict(status="error", game_id=game_id, reason=str(exc))
+        return Verdict(status="error", game_id=game_id, reason=await _archived_line(r, s, game_id) or str(exc))
     except Exception as exc:  # Redis unreachable, unreadable stream: could not run
         return Verdict(status="error", game_id=game_id, reason=f"{type(exc).__name__}: {exc}")
     finally:
@@ -834,7 +846,7 @@ def export_cmd(game_id: str,
         try:
             return await export_bundle(r, _settings(url), game_id)
         except GameNotFound as exc:
-            err.print(str(exc))
+            err.print(await _archived_line(r, _settings(url), game_id) or str(exc), markup=False)
             return None
         finally:
             await r.aclose()

@@ -78,3 +78,30 @@ def test_records_of_every_archive_form_restore_and_a_damaged_one_is_refused_in_o
             assert await ended.all_rows(r, k, gid) == rows
 
     anyio.run(main)
+
+
+def test_audit_export_and_replay_of_an_archived_game_say_it_is_archived_and_how_to_restore_it(settings, monkeypatch) -> None:
+    """An archived game has no live keys, only its bundle under the archive key: ``audit``,
+    ``export`` and ``replay`` say it is archived and that ``questhall restore`` brings it back
+    (they said "no game 'G' in namespace"; a newcomer's finding)."""
+    import anyio
+
+    from services.adapters.redis_store import connect
+    from services.audit.archive import archive_key
+
+    gid = "garchived1"
+
+    async def put() -> None:
+        r = connect(settings.url)
+        await r.set(archive_key(settings, gid), b"QHA3 not read by these commands")
+        await r.aclose()
+
+    anyio.run(put)
+    monkeypatch.setenv("REDIS_URL", settings.url)
+    monkeypatch.setenv("QUESTHALL_NAMESPACE", settings.namespace)
+    for args in (["audit", gid], ["export", gid], ["replay", gid]):
+        res = CliRunner().invoke(app, args)
+        out = " ".join(res.output.split())
+        assert res.exit_code == 2, (args, res.output)
+        assert f"Game '{gid}' is archived" in out and f"'questhall restore {gid}' brings it back" in out, (args, out)
+        assert "no game" not in out.lower() and "Traceback" not in out
