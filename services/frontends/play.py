@@ -6,7 +6,8 @@ move the prompt ``your move> `` appears, after your view and the names and texts
 it (from the title's content, ``GET /v1/titles/{title}``). Orion Duel's board is drawn again
 after every move. Words: ``help``, ``moves``, ``hint`` (the title's best bot, e.g. Orion Duel's
 ``greedy``), ``view`` or ``board``, ``cards`` (every card in your view), ``card ID``, ``quit``.
-Exit status 0 when the game ends.
+Exit status 0 when the game ends, 1 after ``quit`` or at the end of input (Ctrl-D, stdin from
+/dev/null), 130 after Ctrl-C; the receipts are kept in each case.
 """
 
 from __future__ import annotations
@@ -59,8 +60,13 @@ class Terminal:
         """Versions of accepted commands whose ``ok`` waits for their feed lines (lines in version order)."""
         self.done = anyio.Event()
 
+    def stop(self, code: int) -> None:
+        """Stop playing with exit status ``code`` (1: ``quit`` or end of input; 130: Ctrl-C)."""
+        self.code = code
+        self.done.set()
+
     async def run(self) -> int:
-        """Play until the game ends (0) or the player quits (1)."""
+        """Play until the game ends (0), the player quits or input ends (1), or Ctrl-C (130)."""
         self.out(f"You are {self.client.name} at seat {self.client.seat} of {self.title} game {self.client.game_id}. Type help.")
         self.code = 0
         async with anyio.create_task_group() as tg:
@@ -136,11 +142,8 @@ class Terminal:
     async def _read(self) -> None:
         while True:
             line = await self.read_line()
-            if line == "":  # end of input: wait for the game to end
-                return
-            if line.strip() in ("quit", "exit"):
-                self.code = 1
-                self.done.set()
+            if line == "" or line.strip() in ("quit", "exit"):  # "": end of input (Ctrl-D, /dev/null), as quit
+                self.stop(1)
                 return
             words = line.strip().split()
             if words and words[0].lower() in ("card", "cards") and len(words) <= 2:
@@ -229,10 +232,33 @@ async def play(url: str, *, title: str | None, seats: int | None, name: str, gam
                         botted = True
             # Bots took every open seat: the lobby may not show them yet, but nobody is awaited.
             await _start_when_full(gw, me, out, quiet=botted)
-            code = await Terminal(me, title, out, read_line or stdin_line, rng, cards).run()
+            term = Terminal(me, title, out, read_line or stdin_line, rng, cards)
+            await tg.start(_stop_on_interrupt, term)
+            code = await term.run()
             tg.cancel_scope.cancel()
         await _keep_receipts(gw, game_id, out)
         return code
+
+
+async def _stop_on_interrupt(term: Terminal, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    """Ctrl-C (SIGINT) while playing stops ``term`` with exit status 130, so the receipts are kept
+    as after ``quit`` (it was a KeyboardInterrupt that lost them). Outside the main thread (no
+    signal handlers there) Ctrl-C stays Python's KeyboardInterrupt."""
+    import signal
+
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        signals = receiver.__enter__()
+    except (ValueError, RuntimeError, NotImplementedError):
+        task_status.started()
+        return
+    try:
+        task_status.started()
+        async for _ in signals:
+            term.stop(130)
+            return
+    finally:
+        receiver.__exit__(None, None, None)
 
 
 async def _keep_receipts(gw: Gateway, game_id: str, out: Callable[[str], None]) -> None:

@@ -77,3 +77,28 @@ def test_play_a_short_game_in_a_terminal(gateway, title, extra):
         assert out.count("B Blue  O Orange") >= 2 * moves
     if title == "quests_over_coffee":  # the cards of the view named with their texts
         assert ": Gain " in out or " star; fail at " in out
+
+
+def _spawn(gateway, tmp_path, *args):
+    env = dict(os.environ, QUESTHALL_NAMESPACE=gateway.settings.namespace, COLUMNS="200")
+    env.pop("QUESTHALL_EXTRA_TITLES", None)
+    env.pop("QUESTHALL_DATA", None)
+    return pexpect.spawn(QUESTHALL, ["play", "--url", gateway.url, *args], env=env, cwd=str(tmp_path),
+                         encoding="utf-8", timeout=30, dimensions=(50, 200))
+
+
+@pytest.mark.parametrize(("key", "status"), [("eof", 1), ("intr", 130)])
+def test_end_of_input_is_quit_and_ctrl_c_keeps_the_receipts_too(gateway, tmp_path, key, status):
+    """Ctrl-D at the prompt (end of input) behaves like ``quit``: exit 1 with the receipts kept (it
+    looped for ever); Ctrl-C exits 130 and keeps them too (it lost them). A newcomer's finding."""
+    child = _spawn(gateway, tmp_path, "--title", "orion_duel", "--name", "Tess")
+    try:
+        child.expect("your move> ")
+        child.sendeof() if key == "eof" else child.sendintr()
+        child.expect(r"Receipts kept in (\S+) ")
+        kept = child.match.group(1)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == status, child.before
+    assert (tmp_path / kept).is_file()
