@@ -27,7 +27,7 @@ test: install ## the test suite against a real Redis (REDIS_URL, Docker, or a lo
 bench: install ## measurements: writes bench/results/latest.json and a Markdown table
 	$(BIN)/python -m bench.run $(ARGS)
 
-flood: install ## flood test: 5,000 spectator sockets, 3,000 anonymous creates, 3,000 refused commands on loopback against the gateway alone (ARGS=--one-process: one questhall serve; ARGS="--command-path 300": one seat socket's cost per command); figures in bench/results/flood.json
+flood: install ## flood test: 5,000 spectator sockets, 3,000 anonymous creates, 3,000 refused commands, then 1,500 reads from one address, on loopback against the gateway alone (ARGS=--one-process: one questhall serve; ARGS=--no-read-limits: read admission off; ARGS="--command-path 300": one seat socket's cost per command); figures in bench/results/flood.json
 	$(BIN)/python -m tests.flood $(ARGS)
 
 faults: install ## fault injection: kill workers/projectors, restart Redis under bot games (ARGS="--seconds 300 --seed 2")

@@ -60,11 +60,18 @@ async def _reads(base: str, game_id: str, n: int, got: dict, concurrency: int = 
         async def one(i: int) -> None:
             async with sem:
                 path = f"/v1/games/{game_id}/view" if i % 2 else f"/v1/games/{game_id}/feed"
-                try:
-                    r = await http.get(path)
-                except httpx.HTTPError as exc:  # the gateway dropped the connection: counted
-                    got[type(exc).__name__] = got.get(type(exc).__name__, 0) + 1
-                    return
+                for attempt in (0, 1):
+                    try:
+                        r = await http.get(path)
+                        break
+                    except httpx.RemoteProtocolError:  # a kept-alive connection uvicorn closed as it was
+                        got["retried_after_disconnect"] = got.get("retried_after_disconnect", 0) + 1  # reused:
+                        if attempt:  # once, counted (one of 1,500 in each run either way)
+                            got["RemoteProtocolError"] = got.get("RemoteProtocolError", 0) + 1
+                            return
+                    except httpx.HTTPError as exc:  # the gateway dropped the connection: counted
+                        got[type(exc).__name__] = got.get(type(exc).__name__, 0) + 1
+                        return
                 got[r.status_code] = got.get(r.status_code, 0) + 1
 
         async with anyio.create_task_group() as tg:
@@ -152,13 +159,13 @@ def _honest_main(base: str, watched: str, target: str, workdir: str) -> None:
     one-seat toy game, then until ``<workdir>/stop`` exists makes rounds of public reads (the
     watched game's lobby entry, the target's spectator view) and, every
     :data:`HONEST_COMMAND_EVERY` rounds, a command of its game and the read of its own write
-    (``min_version``); then each round's (start wall time, latency in seconds) into
-    ``<workdir>/honest.json``."""
+    (``min_version``); then each round's (start wall time, latency in seconds, its error or "")
+    into ``<workdir>/honest.json``."""
     rng = random.Random(7)
     wd = Path(workdir)
 
     async def run() -> None:
-        lat: list[tuple[float, float]] = []
+        lat: list[tuple[float, float, str]] = []
         errors: dict[str, int] = {}
         async with Gateway(base, timeout=60) as gw:
             await gw.http.aclose()
@@ -176,7 +183,7 @@ def _honest_main(base: str, watched: str, target: str, workdir: str) -> None:
             (wd / "ready").touch()
             rounds = 0
             while not (wd / "stop").exists():
-                at, t0 = time.time(), time.perf_counter()
+                at, t0, err = time.time(), time.perf_counter(), ""
                 try:
                     await gw.game(watched)
                     await gw.spectator_view(target)
@@ -186,10 +193,12 @@ def _honest_main(base: str, watched: str, target: str, workdir: str) -> None:
                         out = await seat.submit({"type": "toy.add", "n": 1})
                         await seat.view(min_version=out.version)
                 except GatewayError as exc:  # counted (and its wait measured): an answer, not a crash
-                    errors[f"{exc.status} {exc.code}"] = errors.get(f"{exc.status} {exc.code}", 0) + 1
+                    err = f"{exc.status} {exc.code}"
                 except httpx.HTTPError as exc:
-                    errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
-                lat.append((at, time.perf_counter() - t0))
+                    err = type(exc).__name__
+                if err:
+                    errors[err] = errors.get(err, 0) + 1
+                lat.append((at, time.perf_counter() - t0, err))
                 rounds += 1
                 await anyio.sleep(rng.uniform(0.01, 0.03))
         (wd / "honest.json").write_text(json.dumps({"latencies": lat, "errors": errors}))
@@ -404,11 +413,12 @@ async def flood(redis_url: str, sockets: int, creates: int, refused: int, seed: 
                 while honest_proc.poll() is None:
                     await anyio.sleep(0.05)
             honest = json.loads((work / "honest.json").read_text())
-            out.update(_quantiles([lt for _, lt in honest["latencies"]], "honest"))
+            out.update(_quantiles([lt for _, lt, _ in honest["latencies"]], "honest"))
             out["honest_errors"] = honest["errors"]
             if reads:
-                during = [lt for at, lt in honest["latencies"] if at <= r1 and at + lt >= r0]  # overlapping the read flood
-                out.update(_quantiles(during, "reads_honest"))
+                during = [(lt, err) for at, lt, err in honest["latencies"] if at <= r1 and at + lt >= r0]  # overlapping it
+                out.update(_quantiles([lt for lt, _ in during], "reads_honest"))
+                out["reads_honest_errors"] = {e: sum(1 for _, x in during if x == e) for e in sorted({x for _, x in during if x})}
                 out["reads_by_status"] = {str(k): v for k, v in sorted(read_got.items(), key=lambda kv: str(kv[0]))}
             # held = still open now (a socket the gateway closed after its handshake, e.g. 1013, is not held)
             out["sockets_held"] = sum(1 for s in held if s.state.name == "OPEN")

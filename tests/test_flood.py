@@ -16,9 +16,10 @@ def test_a_small_flood_is_bounded_and_answered(redis_url):
     out = anyio.run(lambda: flood(redis_url, 150, 150, 150, 1, reads=600, read_concurrency=200))
     assert out["honest_requests"] > 0 and out["honest_game_version"] > 0
     assert out["honest_errors"] == {}, out  # every request of the other client succeeded, also under the read flood
-    assert out["reads_honest_requests"] > 0, out
-    reads = out["reads_by_status"]  # the default read admission (100 per s, bursts of 200, 16 at once per address)
-    assert set(reads) == {"200", "429"} and reads["200"] + reads["429"] == 600, out  # no 5xx, no dropped connection
+    assert out["reads_honest_requests"] > 0 and out["reads_honest_errors"] == {}, out
+    reads = dict(out["reads_by_status"])  # the default read admission (100 per s, bursts of 200, 16 at once per address)
+    reads.pop("retried_after_disconnect", None)  # a kept-alive connection closed as it was reused: sent again once
+    assert set(reads) == {"200", "429"} and reads["200"] + reads["429"] == 600, out  # no 5xx, no dropped request
     assert reads["429"] > 0, out
     assert out["log_reads_refused_lines"] >= 1, out  # a line per 10 s, not one per refusal
     assert out["log_reads_refused_lines"] <= 1 + out["reads_seconds"] / 10 + 1, out

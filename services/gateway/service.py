@@ -795,14 +795,21 @@ class GatewayService:
         else:
             self.reads_by_address.pop(address, None)
 
-    def socket_read_admitted(self, game_id: str, seat: int | None, since: int, address: str) -> str | None:
-        """A socket connecting to ``game_id`` (as ``seat``, None: spectators) from ``since``: None if
-        admitted, else the close reason (4429). Its first read counts as one read of ``address``
-        (:attr:`read_bucket`) unless everything it reads is in this process's memory (the game's
-        title, its frozen seats, a valid shared snapshot from ``since``: 5,000 spectators of one
-        table cost one read). The pushes that follow are the server's (one per change, shared)."""
-        cached = ((game_id in self._titles or game_id in self._title_reads) and (seat is None or game_id in self._holders)
-                  and self.changes.shared_for(game_id, seat, since))
+    def socket_read_admitted(self, game_id: str, seat: int | None, address: str, since: int | None = None) -> str | None:
+        """A socket of ``address`` connecting to ``game_id`` (as ``seat``, None: spectators): None if
+        admitted, else the close reason (4429). Called twice: at connect (``since`` None), where it
+        counts one read of the address's bucket (:attr:`read_bucket`) if the game's title is neither
+        known nor being read here, or its seats are not frozen here (a seat socket); and right
+        before the socket's first catch-up (``since``: its cursor), where it counts one unless a
+        shared snapshot from there is held or being read (:meth:`ChangeFeed.shared_for`: 5,000
+        spectators of one table cost one read). No await lies between that check and the read, so
+        the sockets arriving while the first one reads share it. The pushes that follow are the
+        server's (one read per change, shared) and are not counted."""
+        if since is None:
+            cached = ((game_id in self._titles or game_id in self._title_reads)
+                      and (seat is None or game_id in self._holders))
+        else:
+            cached = self.changes.shared_for(game_id, seat, since)
         if cached:
             return None
         wait = self.read_bucket.take(address)

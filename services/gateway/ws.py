@@ -48,8 +48,11 @@ class _Pusher:
     """Sends feed entries and views of one seat (or spectators) from ``since`` on, in version order."""
 
     def __init__(self, gw: GatewayService, socket: WebSocket, game_id: str, seat: int | None, since: int,
-                 claims: Any = None) -> None:
+                 claims: Any = None, address: str = "unknown") -> None:
         self.gw = gw
+        self.address = address
+        self.first = True
+        """Its first catch-up is one read of its address unless shared (read admission)."""
         self.claims = claims
         self.socket = socket
         self.game_id = game_id
@@ -103,6 +106,12 @@ class _Pusher:
         if self.claims is not None and not await self.gw.still_held(self.claims):  # the seat changed hands
             await self.socket.close(4401, "token_revoked: the seat was left and taken by another player")
             return False
+        if self.first:  # no await between this check and the snapshot's read (a read being made is shared)
+            self.first = False
+            refused = self.gw.socket_read_admitted(self.game_id, self.seat, self.address, self.cursor)
+            if refused is not None:
+                await self.socket.close(4429, refused[:120])
+                return False
         snap = await self.gw.changes.snapshot(self.game_id, self.seat, self.cursor)
         rows = snap.rows
         if snap.view is not None and snap.settled and snap.w > self.view_sent:
@@ -124,7 +133,7 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
             await socket.close(4400, "bad_since: since is a version, a whole number >= 0")
             return
         address = socket.client.host if socket.client else "unknown"
-        refused = gw.socket_read_admitted(game_id, seat, int(since_raw), address)
+        refused = gw.socket_read_admitted(game_id, seat, address)
         if refused is not None:  # its first read would hit Redis and the address's read bucket is empty
             await socket.close(4429, refused[:120])
             return
@@ -143,7 +152,7 @@ async def _serve(socket: WebSocket, game_id: str, seat: int | None) -> None:
     if refused is not None:  # a bounded resource: per address and per gateway (docs/gateway.md)
         await socket.close(4429, refused[:120])
         return
-    pusher = _Pusher(gw, socket, game_id, seat, int(since_raw), claims)
+    pusher = _Pusher(gw, socket, game_id, seat, int(since_raw), claims, address)
     gw.metrics.sockets.labels(kind=kind).inc()
     try:
         async with anyio.create_task_group() as tg:
