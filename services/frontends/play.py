@@ -236,7 +236,7 @@ async def play(url: str, *, title: str | None, seats: int | None, name: str, gam
             await tg.start(_stop_on_interrupt, term)
             code = await term.run()
             tg.cancel_scope.cancel()
-        await _keep_receipts(gw, game_id, out)
+        await _keep_receipts(gw, game_id, me.seat, out)
         return code
 
 
@@ -261,18 +261,20 @@ async def _stop_on_interrupt(term: Terminal, *, task_status: Any = anyio.TASK_ST
         receiver.__exit__(None, None, None)
 
 
-async def _keep_receipts(gw: Gateway, game_id: str, out: Callable[[str], None]) -> None:
-    """Write the receipts this terminal got to ``$QUESTHALL_DATA/receipts/<game>.json`` (docs/fairness.md)."""
+async def _keep_receipts(gw: Gateway, game_id: str, seat: int, out: Callable[[str], None]) -> None:
+    """Write the receipts this terminal got to ``$QUESTHALL_DATA/receipts/<game>.seat<N>.json``
+    (docs/fairness.md): one file per seat, so two terminals of one game in one folder (``--open``
+    and ``--join``) each keep their own (one file per game: the last to end overwrote the other's)."""
     import os
     from pathlib import Path
 
-    path = Path(os.environ.get("QUESTHALL_DATA", ".questhall")) / "receipts" / f"{game_id}.json"
+    path = Path(os.environ.get("QUESTHALL_DATA", ".questhall")) / "receipts" / f"{game_id}.seat{seat}.json"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         await gw.save_receipts(game_id, path)
     except (OSError, GatewayError):
         return
-    out(f"Receipts kept in {path} (questhall audit --file BUNDLE --receipts {path}).")
+    out(f"Receipts kept in {path} (questhall audit {game_id} --receipts {path}, or --file BUNDLE).")
 
 
 async def stdin_line() -> str:

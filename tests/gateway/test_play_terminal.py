@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 from pathlib import Path
@@ -102,3 +103,30 @@ def test_end_of_input_is_quit_and_ctrl_c_keeps_the_receipts_too(gateway, tmp_pat
         child.close(force=True)
     assert child.exitstatus == status, child.before
     assert (tmp_path / kept).is_file()
+
+
+def test_two_terminals_of_one_game_in_one_folder_keep_one_receipts_file_each(gateway, tmp_path):
+    """``--open`` in one terminal and ``--join`` in another, in the same folder: each seat's
+    receipts go to their own ``<game>.seat<N>.json`` (one ``<game>.json``: the last writer won)."""
+    a = _spawn(gateway, tmp_path, "--title", "orion_duel", "--name", "Ann", "--open")
+    b = None
+    try:
+        a.expect(r"questhall play --join (\S+)")
+        gid = a.match.group(1)
+        b = _spawn(gateway, tmp_path, "--join", gid, "--name", "Bob")
+        b.expect("Type help")
+        a.expect("Type help")  # whoever moves first: end of input quits either
+        kept = []
+        for child in (a, b):
+            child.sendeof()
+            child.expect(r"Receipts kept in (\S+) \(questhall audit ")
+            kept.append(child.match.group(1))
+            child.expect(pexpect.EOF)
+    finally:
+        a.close(force=True)
+        if b is not None:
+            b.close(force=True)
+    assert kept == [f".questhall/receipts/{gid}.seat0.json", f".questhall/receipts/{gid}.seat1.json"]
+    for path in kept:
+        doc = json.loads((tmp_path / path).read_text())
+        assert doc["format"] == "questhall-receipts/1" and doc["game_id"] == gid
