@@ -12,6 +12,7 @@ from services.adapters.client import BusClient
 from services.adapters.redis_store import EventStore, connect
 from services.audit.store import audit_game
 from services.kernel import codec, fold, get_title
+from services.kernel.hashing import keyed_tag
 from services.runtime.serve import services_running
 from tests.procs import kill9, spawn, stop
 
@@ -111,6 +112,14 @@ def test_a_seat_taken_over_by_a_bot_is_played_by_the_bot_not_marked_absent(setti
             assert [b.seat for b in taken] == [0] and "seat_absent" not in tags
             cmds = await EventStore(r, settings).read_commands(codec("orion_duel"), gid)
             assert any(e.command_id.startswith("bot:0:") for _, _, e in cmds)  # the bot played seat 0
+            # the server's own ids end in a tag keyed by the game's secret seed: not predictable
+            # from public data (the head hash of a bot's hidden choice could be brute-forced)
+            key = await EventStore(r, settings).seed(gid)
+            for _, _, e in cmds:
+                if e.command_id.startswith(("bot:", "timeout:")):
+                    kind, seat, version, tag = e.command_id.split(":")
+                    assert tag == keyed_tag(key, f"{kind}:{seat}:{version}") and len(tag) == 24
+            assert {e.command_id.split(":")[0] for _, _, e in cmds} >= {"bot", "timeout"}
             assert (await audit_game(r, settings, gid)).status == "valid"
         await r.aclose()
 

@@ -10,6 +10,7 @@ Source: issue 7 ("Hash chain"); ../shared/DESIGN.md "Fairness and audit".
 from __future__ import annotations
 
 import hashlib
+import hmac
 
 import msgspec
 
@@ -58,6 +59,19 @@ def command_hash_of(data: dict) -> str:
     if isinstance(body, dict) and body.get("type") == "join" and "bot" in body and not body["bot"]:
         data["body"] = {k: v for k, v in body.items() if k != "bot"}
     return hashlib.sha256(canonical_builtins(data)).hexdigest()
+
+
+def keyed_tag(key: bytes, text: str, digits: int = 24) -> str:
+    """The first ``digits`` hex digits of HMAC-SHA256(``key``, ``text``).
+
+    The server's own command ids (a bot seat's move, a clock's timeout) end in such a tag keyed by
+    the game's secret seed: they stay deterministic (a retry after a crash repeats the id), but
+    nobody can predict them before the seed is revealed. Without it every input of the hash of a
+    bot's hidden choice was public or guessable (id, versions, timestamps to the millisecond), so
+    hashing each candidate choice against the public head found the choice before its reveal.
+    Source: docs/fairness.md "What the head hash does not give away".
+    """
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()[:digits]
 
 
 REQUEST_FIELDS = ("game_id", "title", "seat", "body", "expected_version")

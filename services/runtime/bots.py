@@ -6,10 +6,11 @@ for an entry of a game it waits (bounded) until the read models reach the entry'
 reads the spectator view to learn which bot seats the game waits for, and for each one reads
 that seat's projected view (exactly what a remote client of that seat sees), asks the title's
 named bot for a command and sends it through the bus as that seat with the command id
-``bot:<seat>:<view version>`` and ``expected_version`` = that version. The same view always
+``bot:<seat>:<view version>:<tag>`` and ``expected_version`` = that version. The same view always
 gives the same id and the same command (the bot's random source is seeded by game, seat and
-version), so a redelivered entry, a second replica or a restart can only get the first
-outcome: idempotent. An entry whose views are not projected yet stays pending and is
+version, and both it and the id's tag by the game's secret seed: ``hashing.keyed_tag``, so
+neither can be predicted from public data before the seed's reveal), so a redelivered entry, a
+second replica or a restart can only get the first outcome: idempotent. An entry whose views are not projected yet stays pending and is
 reclaimed. Bounds: ``recent`` remembers at most ``cache_size`` ids sent.
 No game rule here: the title's bots decide. Source: issue 14 ("Bot seats").
 """
@@ -29,6 +30,7 @@ from schemas.envelope import CommandEnvelope, ViewEnvelope
 from services.adapters import ended
 from services.adapters.redis_store import CommandBus, GroupReader, Settings
 from services.kernel import get_title
+from services.kernel.hashing import keyed_tag
 from services.runtime.consumer import consumer_name, serve_log_group
 
 log = structlog.get_logger("questhall.bots")
@@ -37,26 +39,41 @@ GROUP = "bots"
 _SETTLED = ("finished", "abandoned")
 
 
-def bot_command_id(seat: int, version: int) -> str:
-    """The deterministic command id of a bot seat's move on the view at ``version``."""
-    return f"bot:{seat}:{version}"
+def bot_command_id(seat: int, version: int, key: bytes = b"") -> str:
+    """The deterministic command id of a bot seat's move on the view at ``version``:
+    ``bot:<seat>:<version>:<tag>``, the tag keyed by ``key`` (the game's secret seed); without a
+    key (scenarios, tests of old logs) ``bot:<seat>:<version>``."""
+    base = f"bot:{seat}:{version}"
+    return f"{base}:{keyed_tag(key, base)}" if key else base
 
 
-def bot_rng(game_id: str, seat: int, version: int) -> random.Random:
-    """The bot's random source for one decision: the same view, the same choice."""
-    return random.Random(f"{game_id}:{seat}:{version}")
+def bot_rng(game_id: str, seat: int, version: int, key: bytes = b"") -> random.Random:
+    """The bot's random source for one decision: the same view, the same choice; keyed by
+    ``key`` (the game's secret seed) so that a random bot's choice cannot be computed from its
+    view by anyone else."""
+    base = f"{game_id}:{seat}:{version}"
+    return random.Random(f"{base}:{keyed_tag(key, 'rng:' + base)}" if key else base)
 
 
-def bot_move(title: Any, env: ViewEnvelope, game_id: str) -> tuple[str, Any] | None:
+def bot_move(title: Any, env: ViewEnvelope, game_id: str, key: bytes = b"") -> tuple[str, Any] | None:
     """The move of the bot playing ``env.seat`` on that seat's view: ``(command id, command)``,
-    or None if the seat is no bot seat or the game does not wait for it. Pure and deterministic."""
+    or None if the seat is no bot seat or the game does not wait for it. Pure and deterministic
+    (``key``: the game's secret seed, see :func:`bot_command_id`)."""
     seat = env.seat
     if seat is None or env.view is None or seat not in env.to_move:
         return None
     name = env.bots[seat] if seat < len(env.bots) else None
     if not name or name not in title.bots:
         return None
-    return bot_command_id(seat, env.version), title.bots[name](env.view, seat, bot_rng(game_id, seat, env.version))
+    return (bot_command_id(seat, env.version, key),
+            title.bots[name](env.view, seat, bot_rng(game_id, seat, env.version, key)))
+
+
+async def game_key(r: Any, keys: Any, game_id: str) -> bytes:
+    """The key of a game's server-made command ids and bot choices: its secret seed (the
+    ``secret`` hash, server side only, revealed when the game ends), b"" for a game without one."""
+    raw = await r.hget(keys.game(game_id, "secret"), "seed")
+    return bytes.fromhex(raw.decode()) if raw else b""
 
 
 class Bots:
@@ -119,7 +136,7 @@ class Bots:
             if seat_raw is None:
                 return False
             env = msgspec.json.decode(seat_raw, type=ViewEnvelope[title.view_type])
-            move = bot_move(title, env, game_id)
+            move = bot_move(title, env, game_id, await game_key(self.r, self.keys, game_id))
             if move is None:
                 continue
             cid, cmd = move

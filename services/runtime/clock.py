@@ -38,6 +38,8 @@ import structlog
 from schemas.envelope import CommandEnvelope, Timeout
 from services.adapters import scripts
 from services.adapters.redis_store import CommandBus, EventStore, GroupReader, Settings
+from services.kernel.hashing import keyed_tag
+from services.runtime.bots import game_key
 from services.runtime.consumer import consumer_name, is_connection_error, serve_log_group
 
 log = structlog.get_logger("questhall.clock")
@@ -51,9 +53,13 @@ def member(title: str, game_id: str, seat: int, set_at: int) -> str:
     return f"{title}/{game_id}/{seat}/{set_at}"
 
 
-def timeout_command_id(seat: int, set_at: int) -> str:
-    """The deterministic command id of the timeout of a deadline (game id is the envelope's)."""
-    return f"timeout:{seat}:{set_at}"
+def timeout_command_id(seat: int, set_at: int, key: bytes = b"") -> str:
+    """The deterministic command id of the timeout of a deadline (game id is the envelope's):
+    ``timeout:<seat>:<set_at>:<tag>``, the tag keyed by ``key`` (the game's secret seed:
+    ``hashing.keyed_tag``), so a hidden consequence of the timeout cannot be found by hashing
+    candidates against the public head; ``timeout:<seat>:<set_at>`` without a key."""
+    base = f"timeout:{seat}:{set_at}"
+    return f"{base}:{keyed_tag(key, base)}" if key else base
 
 
 def now_ms() -> int:
@@ -171,7 +177,7 @@ class Clock:
             if not await self.r.set(self.keys.deadline_lease(p, m), self.consumer, nx=True, px=self.lease_ms):
                 continue  # another replica is firing it
             title, gid, seat, set_at = m.split("/")
-            cid = timeout_command_id(int(seat), int(set_at))
+            cid = timeout_command_id(int(seat), int(set_at), await game_key(self.r, self.keys, gid))
             stored = await self.r.get(self.keys.outcome(gid, cid))
             if stored is not None:  # fired before a crash, removed not yet
                 await self.r.zrem(self.keys.deadlines(p), m)
