@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,7 +50,7 @@ from services.audit.verify import Verdict
 from services.gateway.config import GatewayConfig
 from services.gateway.metrics import CONTENT_TYPE, Metrics
 from services.gateway.openapi import asyncapi_document, client_openapi
-from services.gateway.service import ApiError, GatewayService
+from services.gateway.service import ApiError, GatewayService, unknown_command
 from services.gateway.web import web_routers
 from services.gateway.wire import AnyCommand, AnyEvent, AnyView
 from services.gateway.ws import seat_socket, spectator_socket
@@ -358,6 +359,8 @@ def on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
 
 
 _STRICT: dict[Any, msgspec.json.Decoder] = {}
+_UNKNOWN_TYPE = re.compile(r"Invalid value '(.{0,60})' - at `\$\.command\.type`", re.S)
+"""msgspec's error for a command ``type`` tag no title has (another title's decodes, and is refused by the service)."""
 
 
 async def require_json(request: Request) -> None:
@@ -381,6 +384,11 @@ async def require_json(request: Request) -> None:
         try:
             dec.decode(await request.body())
         except msgspec.ValidationError as exc:
+            unknown = _UNKNOWN_TYPE.fullmatch(str(exc))
+            game_id = request.path_params.get("game_id")
+            if unknown and isinstance(game_id, str) and request.url.path.endswith("/commands"):
+                # a command type no title has: malformed for this game, as another title's (docs/gateway.md)
+                raise unknown_command(await request.app.state.gw.title_of(game_id), unknown.group(1)) from None
             raise ApiError(400, "invalid_request", f"The request is invalid: {exc}."[:500]) from None
         except msgspec.DecodeError:
             return  # malformed JSON: Litestar answers it (400) as before

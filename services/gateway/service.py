@@ -8,6 +8,7 @@ and re-encoded. Errors are :class:`ApiError` (HTTP status, stable code, one sent
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import math
 import time
@@ -21,6 +22,7 @@ from redis.exceptions import ResponseError
 
 from schemas.base import Command
 from schemas.envelope import (
+    LIFECYCLE_COMMAND_TAGS,
     Accepted,
     CommandEnvelope,
     CreateGame,
@@ -120,6 +122,22 @@ _SEATS_FROZEN = frozenset({"game_started", "game_abandoned", "game_finished"})
 def view_version(raw: bytes) -> int:
     """The ``version`` field of a stored view envelope (JSON bytes)."""
     return _VERSION.decode(raw).version
+
+
+@functools.cache
+def _command_tags(title: str) -> frozenset[str]:
+    """The command type tags of ``title`` (built once per title)."""
+    from services.kernel import get_title
+
+    return frozenset(str(c.__struct_config__.tag) for c in get_title(title).command_types)
+
+
+def unknown_command(title: str, tag: str, client_id: str | None = None) -> ApiError:
+    """422 ``bad_command`` for a command ``type`` that ``title`` does not have (another title's,
+    or none's), naming the title's own command types; no ``version`` (nothing was decided)."""
+    own = ", ".join(sorted(_command_tags(title)))
+    return ApiError(422, "bad_command", f"{title} has no command type {tag[:60]!r}; its command types: {own} "
+                    f"(and the lifecycle's: leave, start, abandon, agree_abandon, undo, answer_undo).", command_id=client_id)
 
 
 def rejection_error(out: Rejected, client_id: str, receipt: Receipt | None = None) -> ApiError:
@@ -613,6 +631,9 @@ class GatewayService:
         """Submit ``body`` as the token's seat (rate-limited). Raises ApiError (see :meth:`submit`;
         ``sent`` as there)."""
         title = await self.title_of(claims.g)
+        tag = getattr(getattr(body, "__struct_config__", None), "tag", None)
+        if isinstance(tag, str) and tag not in LIFECYCLE_COMMAND_TAGS and tag not in _command_tags(title):  # another title's: refused here
+            raise unknown_command(title, tag, client_id)  # (the worker's refusal carried "version": 0)
         out = await self.submit(title, claims.g, body, claims.s, client_id=client_id, expected_version=expected_version,
                                 player=claims.n, signature=signature or "", rated=True, sent=sent)
         return self._accepted(out)

@@ -123,11 +123,19 @@ def test_rule_rejections_errors_and_idempotent_retries(gateway):
             with pytest.raises(GatewayError) as e2:
                 await idle.submit(Bid(quests=99), command_id="bad-1")
             assert (e1.value.code, e1.value.version) == (e2.value.code, e2.value.version)
-            # another title's command: 422; malformed bodies: 400; unknown game: 404
+            # another title's command, or a type no title has: 422 bad_command naming the title's command types,
+            # without a version (the worker's refusal said "version": 0 of a game at v8; "nope" was a 400
+            # invalid_request, where docs/gateway.md says 422); malformed bodies: 400; unknown game: 404
             with pytest.raises(GatewayError) as e:
                 await mover.submit({"type": "orion_duel.choose_starter", "seat": 0})
             _refused(e, 422, "bad_command")
-            for body in ({"command": {"type": "questeros.bid", "quests": "three"}}, {"command": {"type": "nope"}},
+            assert e.value.version is None and "questeros.bid" in e.value.message, e.value
+            assert "'orion_duel.choose_starter'" in e.value.message
+            with pytest.raises(GatewayError) as e:
+                await gw.request("POST", f"/games/{gid}/seats/0/commands", token=a.token, body={"command": {"type": "nope"}})
+            _refused(e, 422, "bad_command")
+            assert e.value.version is None and "'nope'" in e.value.message and "questeros.bid" in e.value.message
+            for body in ({"command": {"type": "questeros.bid", "quests": "three"}},
                          {"command": {"type": "questeros.bid", "quests": 1}, "extra": 1}, [1, 2]):
                 with pytest.raises(GatewayError) as e:
                     await gw.request("POST", f"/games/{gid}/seats/0/commands", token=a.token, body=body)
