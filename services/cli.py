@@ -551,6 +551,7 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
     from services.adapters.redis_store import EventStore, connect
     from services.kernel import codec
     from services.kernel import game as lifecycle
+    from services.kernel import titles as all_titles
     from services.kernel.errors import CorruptEvent
 
     url = _url()
@@ -564,7 +565,12 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
                 err.print(await _archived_line(r, s, game_id)
                           or f"No game {game_id!r} in namespace {s.namespace!r} on {_redacted(s.url)}.", markup=False)
                 return 2
-            c = codec(meta[b"title"].decode())
+            try:
+                c = codec(meta[b"title"].decode())
+            except KeyError:
+                err.print(f"Game {game_id} is of title {meta[b'title'].decode()!r}, which this questhall does not know; "
+                          f"known: {', '.join(sorted(all_titles()))}.", markup=False, highlight=False)
+                return 2
             try:
                 game = lifecycle.fold(c.title, await EventStore(r, s).read_events(c, game_id))
             except CorruptEvent as exc:  # one line naming game and version, no traceback
@@ -810,6 +816,7 @@ async def _audit_stored(game_id: str, receipts: dict | None = None):
     from services.audit.store import GameNotFound, export_bundle
     from services.audit.verify import Verdict, audit_bundle
     from services.kernel import codec
+    from services.kernel import titles as titles_known
     from services.kernel.errors import CorruptEvent
 
     url = _url()
@@ -817,6 +824,10 @@ async def _audit_stored(game_id: str, receipts: dict | None = None):
     try:
         s = _settings(url)
         meta = await r.hgetall(s.keys.game(game_id, "meta"))
+        if meta and meta[b"title"].decode() not in titles_known():
+            return Verdict(status="error", game_id=game_id, title=meta[b"title"].decode(),
+                           reason=f"its title {meta[b'title'].decode()!r} is one this questhall does not know; "
+                                  f"known: {', '.join(sorted(titles_known()))}")
         if meta:  # an unreadable stored event: the audit cannot run (exit 2), one line naming game and version
             try:
                 await EventStore(r, s).read_events(codec(meta[b"title"].decode()), game_id)

@@ -105,3 +105,28 @@ def test_audit_export_and_replay_of_an_archived_game_say_it_is_archived_and_how_
         assert res.exit_code == 2, (args, res.output)
         assert f"Game '{gid}' is archived" in out and f"'questhall restore {gid}' brings it back" in out, (args, out)
         assert "no game" not in out.lower() and "Traceback" not in out
+
+
+def test_replay_and_audit_of_a_game_of_a_title_this_questhall_does_not_know_say_so_in_one_line(settings, monkeypatch) -> None:
+    """A stored game whose title is not registered here (a title module not installed): one line
+    naming it and the known titles, exit 2 (replay: the registry's KeyError in a traceback; audit: "KeyError: 'nope'")."""
+    import anyio
+
+    from services.adapters.redis_store import connect
+
+    async def put() -> None:
+        r = connect(settings.url)
+        await r.hset(settings.keys.game("gunknown1", "meta"), mapping={"title": "nope", "version": 1})
+        await r.aclose()
+
+    anyio.run(put)
+    monkeypatch.setenv("REDIS_URL", settings.url)
+    monkeypatch.setenv("QUESTHALL_NAMESPACE", settings.namespace)
+    res = CliRunner().invoke(app, ["replay", "gunknown1"])
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2 and out.startswith("Game gunknown1 is of title 'nope', which this questhall does not know; "
+                                                 "known: "), out
+    assert "questeros" in out and res.exception is None or isinstance(res.exception, SystemExit)
+    res = CliRunner().invoke(app, ["audit", "gunknown1"])
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2 and "its title 'nope' is one this questhall does not know; known: " in out, out
