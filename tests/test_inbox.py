@@ -109,11 +109,10 @@ def test_closing_the_bus_stops_its_inbox_reader_without_a_lost_connection(settin
     anyio.run(main)
 
 
-def test_a_reader_cut_by_the_server_fails_its_waiters_loudly_and_the_stored_outcome_still_answers(settings):
-    """A reader's connection killed server-side: every waiter gets a connection error (send
-    again) and ``inbox_unavailable`` is logged; a waiter then answered from the stored outcome
-    (its push not seen by the reader) is counted and logged (``inbox_fallback``), not silent."""
-    from redis.exceptions import ConnectionError as RedisConnectionError
+def test_a_reader_cut_by_the_server_reconnects_once_and_its_waiter_is_answered_from_the_inbox(settings):
+    """A reader's connection killed server-side (as by a Redis restart): the pool sends its
+    ``BLMPOP`` once more on a fresh connection (redis_store._reconnect_once), so its waiter is
+    not failed and the outcome pushed meanwhile is still delivered from the inbox list."""
     from structlog.testing import capture_logs
 
     from services.adapters.redis_store import ENC
@@ -128,17 +127,56 @@ def test_a_reader_cut_by_the_server_fails_its_waiters_loudly_and_the_stored_outc
                 fut = bus.inbox.expect("g-cut", "c-cut")
                 c = await _until_value(lambda: _reader_connection(admin, name))
                 await admin.client_kill_filter(_id=c["id"])
+                await _until_value(lambda: _new_reader_connection(admin, name, c["id"]))
+                out = Accepted(command_id="c-cut", game_id="g-cut", version=1, events=1)
+                await admin.lpush(settings.keys.inbox(settings.keys.partition("g-cut"), bus.inbox.name), ENC.encode(out))
                 with anyio.fail_after(10):
+                    got = await fut
+            assert got == out and bus.inbox.delivered == 1 and bus.inbox.fallbacks == 0
+            assert not any(e["event"] == "inbox_unavailable" for e in logs)
+        finally:
+            await bus.aclose()
+            await r.aclose()
+            await admin.aclose()
+
+    anyio.run(main)
+
+
+def test_a_reader_whose_redis_is_gone_fails_its_waiters_loudly_and_the_stored_outcome_still_answers(own_server, settings):
+    """Redis down (the one reconnect refused too): every waiter gets a connection error (send
+    again) and ``inbox_unavailable`` is logged; once Redis is back, a waiter answered from the
+    stored outcome (its push not seen by the reader) is counted and logged (``inbox_fallback``),
+    not silent."""
+    import dataclasses
+
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from structlog.testing import capture_logs
+
+    from services.adapters.redis_store import ENC
+
+    settings = dataclasses.replace(settings, url=own_server.url)
+
+    async def main():
+        r = connect(settings.url, max_connections=4)
+        bus = CommandBus(r, settings)
+        try:
+            with capture_logs() as logs:
+                fut = bus.inbox.expect("g-cut", "c-cut")
+                await anyio.to_thread.run_sync(own_server.stop)
+                with anyio.fail_after(20):
                     while not fut.done():
                         await anyio.sleep(0.01)
                 assert isinstance(fut.exception(), RedisConnectionError)
                 assert any(e["event"] == "inbox_unavailable" for e in logs)
                 bus.inbox.forget("g-cut", "c-cut", fut)
+                await anyio.to_thread.run_sync(own_server.start)
+                admin = connect(settings.url)
                 # sent again: its outcome stored, but pushed to no inbox of this process
                 again = bus.inbox.expect("g-cut", "c-cut")
                 out = Accepted(command_id="c-cut", game_id="g-cut", version=1, events=1)
                 await admin.set(settings.keys.outcome("g-cut", "c-cut"), ENC.encode(out))
-                with anyio.fail_after(10):
+                await admin.aclose()
+                with anyio.fail_after(20):
                     got = await again
             assert got == out
             assert bus.inbox.fallbacks == 1 and bus.inbox.delivered == 0
@@ -146,9 +184,13 @@ def test_a_reader_cut_by_the_server_fails_its_waiters_loudly_and_the_stored_outc
         finally:
             await bus.aclose()
             await r.aclose()
-            await admin.aclose()
 
     anyio.run(main)
+
+
+async def _new_reader_connection(admin, name: str, old_id):
+    c = await _reader_connection(admin, name)
+    return c if c is not None and c["id"] != old_id else None
 
 
 async def _until_value(get, timeout: float = 30.0):

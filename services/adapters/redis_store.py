@@ -126,10 +126,25 @@ def connect(url: str, *, max_connections: int = 4096, client_name: str | None = 
         from redis.asyncio.cluster import RedisCluster
 
         return RedisCluster.from_url("redis://" + url[len("redis+cluster://"):], **common)
-    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=pool_wait, **common)
+    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=pool_wait, retry=_reconnect_once(), **common)
     if pool.connection_class is aioredis.Connection:  # not for unix sockets or TLS
         pool.connection_class = PackedConnection
     return aioredis.Redis.from_pool(pool)
+
+
+def _reconnect_once() -> Any:
+    """A pooled connection's retry policy: a command that fails with a ``ConnectionError`` (the
+    connection died, e.g. it lived through a Redis restart: "Connection closed by server.") is
+    sent once more on a fresh connection; timeouts are not retried. Safe for every command the
+    services send: a repeated command append or outcome script answers by its command id and
+    version, an XADD of a command is deduplicated by its id, XACK and the read-model
+    compare-and-set are idempotent, and a blocking pop whose answer was lost falls back to the
+    stored outcome (services/adapters/inbox.py)."""
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError as RConn
+
+    return Retry(NoBackoff(), 1, supported_errors=(RConn,))
 
 
 def pool_exhausted(exc: BaseException) -> bool:
