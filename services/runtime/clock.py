@@ -156,16 +156,19 @@ class Clock:
 
     # -- fire ---------------------------------------------------------------------------------
     async def _fire_loop(self, p: int) -> None:
+        backoff = 0.0  # while Redis is unavailable: 0.05 s doubling to 2 s between tries (and log lines)
         while True:
             self.beats[f"fire:{p}"] = time.monotonic()
             try:
                 await self.fire_due(p)
+                backoff = 0.0
             except Exception as exc:
                 if is_connection_error(exc):
-                    log.warning("redis_unavailable", service="clock", error=str(exc))
+                    backoff = min(max(backoff * 2, 0.05), 2.0)
+                    log.warning("redis_unavailable", service="clock", partition=p, error=str(exc), retry_in=backoff)
                 else:
                     log.exception("clock_fire_error", partition=p)
-            await anyio.sleep(self.tick)
+            await anyio.sleep(max(self.tick, backoff))
 
     async def fire_due(self, p: int, now: int | None = None) -> int:
         """Fire every deadline of partition ``p`` due at ``now`` (default: this clock); returns how many."""
