@@ -31,7 +31,7 @@ from services.frontends.chat import (
     render_event,
     render_view,
 )
-from services.kernel import get_title
+from services.kernel import get_title, titles
 from services.sdk import BotStats, Gateway, GatewayError, SeatClient, play_seat
 
 PROMPT = "your move> "
@@ -217,6 +217,10 @@ async def play(url: str, *, title: str | None, seats: int | None, name: str, gam
                 t = get_title(title)
         except GatewayError as exc:
             out(f"refused: {exc.message} [{exc.code}]")
+            return 2
+        except KeyError:  # the gateway serves a title this terminal has no module of (its grammar, its views)
+            out(f"Game {game_id} is of title {title!r}, which this questhall does not know; known: "
+                + ", ".join(sorted(titles())) + ".")
             return 2
         cards = await _glossary(gw, title)
         async with anyio.create_task_group() as tg:

@@ -130,3 +130,26 @@ def test_two_terminals_of_one_game_in_one_folder_keep_one_receipts_file_each(gat
     for path in kept:
         doc = json.loads((tmp_path / path).read_text())
         assert doc["format"] == "questhall-receipts/1" and doc["game_id"] == gid
+
+
+def test_joining_a_game_of_a_title_this_terminal_does_not_know_says_so_in_one_line(gateway, tmp_path):
+    """``questhall play --join`` of a game whose title the gateway serves but this questhall has no
+    module of (here the test-only toy title): one line naming it and the known titles, exit 2 (a
+    KeyError traceback; the seat it took is left to the lobby)."""
+    import anyio
+
+    from services.sdk import Gateway
+
+    async def create() -> str:
+        async with Gateway(gateway.url) as gw:
+            return (await gw.create("toy", 2, {})).game_id
+
+    gid = anyio.run(create)
+    child = _spawn(gateway, tmp_path, "--join", gid, "--name", "Bob")
+    try:
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    out = " ".join(child.before.split())
+    assert child.exitstatus == 2, out
+    assert f"Game {gid} is of title 'toy', which this questhall does not know; known: " in out and "Traceback" not in out
