@@ -420,7 +420,7 @@ class ChatCore:
         grant = await self.gw.join(lv.rec.game_id, clean_name(msg.name or msg.user), seat=seat, seat_key=False)
         await self.store.seat(lv.rec, grant.seat, msg.user, grant.token)
         await reply.say(f"you have seat {grant.seat} of g{lv.rec.number} as {grant.name}.")
-        await self._start_if_full(lv)
+        await self._start_if_full(lv, grant.version)
 
     async def _bot(self, msg: Incoming, ref: int | None, rest: list[str], reply: _Reply) -> None:
         lv = self._lobby_game(msg, ref)
@@ -428,12 +428,16 @@ class ChatCore:
         name = rest[0].lower() if rest else (bots[0] if bots else "")
         if name not in bots:
             raise kit.ChatError(f"No bot {name[:40]!r} for {lv.rec.title}: {', '.join(bots)}.")
-        await self.gw.join(lv.rec.game_id, seat=None, bot=name)
-        await self._start_if_full(lv)
+        joined = await self.gw.join(lv.rec.game_id, seat=None, bot=name)
+        await self._start_if_full(lv, joined.version)
 
-    async def _start_if_full(self, lv: _Live) -> None:
-        g = await self.gw.game(lv.rec.game_id)
-        if g.status != "lobby" or g.taken < g.seats:
+    async def _start_if_full(self, lv: _Live, version: int = 0) -> None:
+        """Start the game (with a chat seat's token) if its lobby is full as of ``version`` (the
+        join just answered: its read models are waited for, bounded by the gateway's read wait;
+        the lobby entry read right after a join was not projected yet under load, the join was
+        answered "retry shortly" and a full game never started)."""
+        env = await self.gw.spectator_view(lv.rec.game_id, min_version=version or None)
+        if env["status"] != "lobby" or any(s.get("name") is None for s in env["seats"]):
             return
         for s in sorted(lv.rec.users, key=int):
             token = await self.store.token(lv.rec.game_id, int(s))
