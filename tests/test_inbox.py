@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
+import structlog
+from structlog.testing import capture_logs
 
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame
+from services.adapters import inbox as inbox_module
 from services.adapters.redis_store import CommandBus, connect
 from services.runtime.serve import services_running
+
+
+@contextmanager
+def inbox_logs(monkeypatch) -> Iterator[list[dict]]:
+    """The inbox's log lines while inside (structlog's ``capture_logs``), at every level. An
+    earlier test in this process may have run the services' logging configuration (a level
+    filter, e.g. QUESTHALL_LOG_LEVEL=error, and loggers cached on first use), under which a
+    capture sees no warning (the CI saw no ``inbox_unavailable`` though it was logged): the
+    filter is lifted and the module's logger replaced by a fresh one for the while."""
+    old = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    try:
+        with capture_logs() as logs:
+            monkeypatch.setattr(inbox_module, "log", structlog.get_logger("questhall.inbox"))
+            yield logs
+    finally:
+        structlog.configure(**old)
 
 
 async def _connections(admin, name: str) -> int:
@@ -82,11 +105,10 @@ async def _reader_connection(admin, name: str) -> dict | None:
     return None
 
 
-def test_closing_the_bus_stops_its_inbox_reader_without_a_lost_connection(settings):
+def test_closing_the_bus_stops_its_inbox_reader_without_a_lost_connection(settings, monkeypatch):
     """bus.aclose() before the client's close: the reader stops and gives its connection back;
     no ``inbox_unavailable`` (closing the pool under the blocked reader logged one: the
     bench's generator processes at the end of an overloaded run)."""
-    from structlog.testing import capture_logs
 
     async def main():
         name = f"inbox-close-{uuid.uuid4().hex[:8]}"
@@ -96,7 +118,7 @@ def test_closing_the_bus_stops_its_inbox_reader_without_a_lost_connection(settin
         try:
             fut = bus.inbox.expect("g-close", "c-close")  # nothing will answer it
             await _until(lambda: _reader_connection(admin, name))
-            with capture_logs() as logs:
+            with inbox_logs(monkeypatch) as logs:
                 await bus.aclose()
                 await r.aclose()
                 await anyio.sleep(0.1)
@@ -109,11 +131,10 @@ def test_closing_the_bus_stops_its_inbox_reader_without_a_lost_connection(settin
     anyio.run(main)
 
 
-def test_a_reader_cut_by_the_server_reconnects_once_and_its_waiter_is_answered_from_the_inbox(settings):
+def test_a_reader_cut_by_the_server_reconnects_once_and_its_waiter_is_answered_from_the_inbox(settings, monkeypatch):
     """A reader's connection killed server-side (as by a Redis restart): the pool sends its
     ``BLMPOP`` once more on a fresh connection (redis_store._reconnect_once), so its waiter is
     not failed and the outcome pushed meanwhile is still delivered from the inbox list."""
-    from structlog.testing import capture_logs
 
     from services.adapters.redis_store import ENC
 
@@ -123,7 +144,7 @@ def test_a_reader_cut_by_the_server_reconnects_once_and_its_waiter_is_answered_f
         admin = connect(settings.url)
         bus = CommandBus(r, settings)
         try:
-            with capture_logs() as logs:
+            with inbox_logs(monkeypatch) as logs:
                 fut = bus.inbox.expect("g-cut", "c-cut")
                 c = await _until_value(lambda: _reader_connection(admin, name))
                 await admin.client_kill_filter(_id=c["id"])
@@ -142,7 +163,7 @@ def test_a_reader_cut_by_the_server_reconnects_once_and_its_waiter_is_answered_f
     anyio.run(main)
 
 
-def test_a_reader_whose_redis_is_gone_fails_its_waiters_loudly_and_the_stored_outcome_still_answers(own_server, settings):
+def test_a_reader_whose_redis_is_gone_fails_its_waiters_loudly_and_the_stored_outcome_still_answers(own_server, settings, monkeypatch):
     """Redis down (the one reconnect refused too): every waiter gets a connection error (send
     again) and ``inbox_unavailable`` is logged; once Redis is back, a waiter answered from the
     stored outcome (its push not seen by the reader) is counted and logged (``inbox_fallback``),
@@ -150,7 +171,6 @@ def test_a_reader_whose_redis_is_gone_fails_its_waiters_loudly_and_the_stored_ou
     import dataclasses
 
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from structlog.testing import capture_logs
 
     from services.adapters.redis_store import ENC
 
@@ -160,7 +180,7 @@ def test_a_reader_whose_redis_is_gone_fails_its_waiters_loudly_and_the_stored_ou
         r = connect(settings.url, max_connections=4)
         bus = CommandBus(r, settings)
         try:
-            with capture_logs() as logs:
+            with inbox_logs(monkeypatch) as logs:
                 fut = bus.inbox.expect("g-cut", "c-cut")
                 await anyio.to_thread.run_sync(own_server.stop)
                 with anyio.fail_after(20):
