@@ -641,9 +641,12 @@ class ChatCore:
         if view is not None and view["version"] == end and view["status"] == "active":
             waiting = set(view.get("to_move", []))
             waiting_after = sorted(waiting)
-            # told again while still waiting only if the step was not just other seats' moves
+            # told again while still waiting only if the step was not just other seats' moves: it
+            # holds this seat's own event, or one of no seat (the game moved on: a signpost, a
+            # boss, cards dealt; an Orange Quest seat asked again after its own move got none)
             bots = view.get("bots") or []
-            for s in sorted(s for s in waiting if s not in rec.waiting or s in seats or not seats):
+            moved_on = any(e["body"].get("seat") is None for e in entries)
+            for s in sorted(s for s in waiting if s not in rec.waiting or s in seats or not seats or moved_on):
                 if s in botted or (s < len(bots) and bots[s]):
                     continue  # the server's bot plays it
                 user = rec.users.get(str(s))
