@@ -22,21 +22,12 @@ a timer handle, a heap push and its cancel) was a tenth of the gateway's CPU in 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.adapters.pipeline import send_all
-from services.adapters.redis_store import PackedConnection
-
-try:
-    import hiredis as _hiredis
-except ImportError:  # pragma: no cover - hiredis is a dependency
-    _hiredis = None
 
 MAX_COMMANDS = 2048
 """Commands one round trip carries at most (the rest go in the next)."""
@@ -105,26 +96,4 @@ class RoundTrips:
 
     async def _send(self, commands: list[Sequence[Any]]) -> list[Any]:
         """:func:`~services.adapters.pipeline.send_all`, with the replies read under one timer."""
-        pool = getattr(self.r, "connection_pool", None)
-        if (_hiredis is None or pool is None or getattr(self.r, "connection", None) is not None
-                or pool.connection_class is not PackedConnection):  # Cluster, TLS, unix sockets: as send_all does
-            return await send_all(self.r, commands)
-        conn = await pool.get_connection()
-        try:
-            await conn.send_packed_command(b"".join([_hiredis.pack_command(tuple(c)) for c in commands]), check_health=False)
-            out: list[Any] = []
-            try:
-                async with asyncio.timeout(conn.socket_timeout):
-                    for _ in range(len(commands)):
-                        try:
-                            out.append(await conn.read_response(timeout=math.inf))  # no timer of its own
-                        except ResponseError as exc:
-                            out.append(exc)
-            except TimeoutError:
-                raise RedisTimeoutError("Timeout reading the replies of a shared round trip") from None
-            return out
-        except BaseException:
-            await conn.disconnect()  # replies may be left unread: never reused
-            raise
-        finally:
-            await pool.release(conn)
+        return await send_all(self.r, commands, one_timer=True)
