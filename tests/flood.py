@@ -50,6 +50,18 @@ HONEST_COMMAND_EVERY = 4
 """The honest client plays a command every this many rounds (under its seat's rate limit)."""
 
 
+def _count(got: dict, key: Any) -> None:
+    """One more ``key`` in the tally ``got``."""
+    got[key] = got.get(key, 0) + 1
+
+
+async def _each(n: int, one: Any) -> None:
+    """``one(0)`` to ``one(n - 1)`` as tasks of one task group (each bounds itself)."""
+    async with anyio.create_task_group() as tg:
+        for i in range(n):
+            tg.start_soon(one, i)
+
+
 async def _reads(base: str, game_id: str, n: int, got: dict, concurrency: int = READ_FLOOD_CONCURRENCY) -> None:
     """``n`` anonymous view and feed reads of ``game_id`` from :data:`FLOOD_ADDRESS`, ``concurrency``
     at a time, counted by status (or transport error); never retried."""
@@ -65,18 +77,16 @@ async def _reads(base: str, game_id: str, n: int, got: dict, concurrency: int = 
                         r = await http.get(path)
                         break
                     except httpx.RemoteProtocolError:  # a kept-alive connection uvicorn closed as it was
-                        got["retried_after_disconnect"] = got.get("retried_after_disconnect", 0) + 1  # reused:
+                        _count(got, "retried_after_disconnect")  # reused:
                         if attempt:  # once, counted (one of 1,500 in each run either way)
-                            got["RemoteProtocolError"] = got.get("RemoteProtocolError", 0) + 1
+                            _count(got, "RemoteProtocolError")
                             return
                     except httpx.HTTPError as exc:  # the gateway dropped the connection: counted
-                        got[type(exc).__name__] = got.get(type(exc).__name__, 0) + 1
+                        _count(got, type(exc).__name__)
                         return
-                got[r.status_code] = got.get(r.status_code, 0) + 1
+                _count(got, r.status_code)
 
-        async with anyio.create_task_group() as tg:
-            for i in range(n):
-                tg.start_soon(one, i)
+        await _each(n, one)
 
 
 async def _spectators(url: str, n: int, held: list, closed: list) -> None:
@@ -103,13 +113,11 @@ async def _creates(http: httpx.AsyncClient, n: int, got: dict) -> None:
             try:
                 r = await http.post("/v1/games", json={"title": "questeros", "seats": 2})
             except httpx.HTTPError as exc:  # the gateway dropped the connection: counted
-                got[type(exc).__name__] = got.get(type(exc).__name__, 0) + 1
+                _count(got, type(exc).__name__)
                 return
-            got[r.status_code] = got.get(r.status_code, 0) + 1
+            _count(got, r.status_code)
 
-    async with anyio.create_task_group() as tg:
-        for i in range(n):
-            tg.start_soon(one, i)
+    await _each(n, one)
 
 
 async def _refused(idle: Any, n: int, got: dict) -> None:
@@ -120,13 +128,11 @@ async def _refused(idle: Any, n: int, got: dict) -> None:
             try:
                 await idle.submit({"type": "questeros.bid", "quests": 1 + i % 3})
             except GatewayError as exc:
-                got[exc.code] = got.get(exc.code, 0) + 1
+                _count(got, exc.code)
             except httpx.HTTPError as exc:  # the gateway dropped the connection: counted
-                got[type(exc).__name__] = got.get(type(exc).__name__, 0) + 1
+                _count(got, type(exc).__name__)
 
-    async with anyio.create_task_group() as tg:
-        for i in range(n):
-            tg.start_soon(one, i)
+    await _each(n, one)
 
 
 def _free_port() -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import anyio
 import structlog
@@ -105,17 +105,29 @@ async def _reader_connection(admin, name: str) -> dict | None:
     return None
 
 
+@asynccontextmanager
+async def _named_bus(settings, tag: str) -> AsyncIterator[tuple[str, object, object, CommandBus]]:
+    """``(name, r, admin, bus)``: a client of 4 connections named ``inbox-<tag>-<hex>``, an admin
+    client and a bus on the first; all closed at the end (bus first; closing twice is harmless)."""
+    name = f"inbox-{tag}-{uuid.uuid4().hex[:8]}"
+    r = connect(settings.url, max_connections=4, client_name=name)
+    admin = connect(settings.url)
+    bus = CommandBus(r, settings)
+    try:
+        yield name, r, admin, bus
+    finally:
+        await bus.aclose()
+        await r.aclose()
+        await admin.aclose()
+
+
 def test_closing_the_bus_stops_its_inbox_reader_without_a_lost_connection(settings, monkeypatch):
     """bus.aclose() before the client's close: the reader stops and gives its connection back;
     no ``inbox_unavailable`` (closing the pool under the blocked reader logged one: the
     bench's generator processes at the end of an overloaded run)."""
 
     async def main():
-        name = f"inbox-close-{uuid.uuid4().hex[:8]}"
-        r = connect(settings.url, max_connections=4, client_name=name)
-        admin = connect(settings.url)
-        bus = CommandBus(r, settings)
-        try:
+        async with _named_bus(settings, "close") as (name, r, admin, bus):
             fut = bus.inbox.expect("g-close", "c-close")  # nothing will answer it
             await _until(lambda: _reader_connection(admin, name))
             with inbox_logs(monkeypatch) as logs:
@@ -125,8 +137,6 @@ def test_closing_the_bus_stops_its_inbox_reader_without_a_lost_connection(settin
             assert [e for e in logs if e["event"] == "inbox_unavailable"] == []
             assert not fut.done()  # left to its caller's timeout, not failed as a lost connection
             assert await _reader_connection(admin, name) is None
-        finally:
-            await admin.aclose()
 
     anyio.run(main)
 
@@ -139,11 +149,7 @@ def test_a_reader_cut_by_the_server_reconnects_once_and_its_waiter_is_answered_f
     from services.adapters.redis_store import ENC
 
     async def main():
-        name = f"inbox-cut-{uuid.uuid4().hex[:8]}"
-        r = connect(settings.url, max_connections=4, client_name=name)
-        admin = connect(settings.url)
-        bus = CommandBus(r, settings)
-        try:
+        async with _named_bus(settings, "cut") as (name, _r, admin, bus):
             with inbox_logs(monkeypatch) as logs:
                 fut = bus.inbox.expect("g-cut", "c-cut")
                 c = await _until_value(lambda: _reader_connection(admin, name))
@@ -155,10 +161,6 @@ def test_a_reader_cut_by_the_server_reconnects_once_and_its_waiter_is_answered_f
                     got = await fut
             assert got == out and bus.inbox.delivered == 1 and bus.inbox.fallbacks == 0
             assert not any(e["event"] == "inbox_unavailable" for e in logs)
-        finally:
-            await bus.aclose()
-            await r.aclose()
-            await admin.aclose()
 
     anyio.run(main)
 
