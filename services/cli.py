@@ -413,7 +413,8 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
                 from services.gateway.server import gateway_running
 
                 async with gateway_running(_settings(url), host=host, port=port, service_kwargs=extra) as bound:
-                    err.print(f"Serving on {url}; gateway on http://{host}:{bound} (OpenAPI at /schema); Ctrl-C to stop.")
+                    err.print(f"Serving on {url}; gateway on http://{host}:{bound} (play in a browser at /play, "
+                              f"audit a game at /audit, OpenAPI at /schema); Ctrl-C to stop.")
                     await anyio.sleep_forever()
             async with services_running(_settings(url), **extra):
                 err.print(f"Serving on {url}; Ctrl-C to stop.")
@@ -658,7 +659,17 @@ def rebuild_cmd(redis: Annotated[str | None, typer.Option("--redis", help="Run a
             await r.aclose()
 
     n = anyio.run(main)
-    console.print(f"Rebuilt the read models of {n} games.")
+    console.print(f"Rebuilt the read models of {n} game{'' if n == 1 else 's'}.")
+
+
+def options_text(opts: dict) -> str:
+    """A title's default options as ``options a=1, b="x", c=null`` (the values as JSON, as they
+    ride in ``POST /games``), or ``no options``."""
+    import json
+
+    if not opts:
+        return "no options"
+    return "options " + ", ".join(f"{k}={json.dumps(v)}" for k, v in opts.items())
 
 
 def seat_range(lo: int, hi: int, label: str = "") -> str:
@@ -679,7 +690,7 @@ def titles() -> None:
 
     for name, t in sorted(all_titles().items()):
         opts = msgspec.to_builtins(t.options_type())
-        console.print(f"{name}: {t.display_name}, {seat_range(t.min_seats, t.max_seats, t.seats_label)}, options {opts}",
+        console.print(f"{name}: {t.display_name}, {seat_range(t.min_seats, t.max_seats, t.seats_label)}, {options_text(opts)}",
                       markup=False)
         undoable = ", ".join(str(c.__struct_config__.tag).removeprefix(f"{name}.").split(".")[-1] for c in t.undoable)
         undo = f"undoable moves: {undoable}" if undoable else "no move can be undone"

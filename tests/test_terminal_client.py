@@ -117,6 +117,9 @@ def test_questhall_titles_reads_naturally():
     assert res.exit_code == 0, res.output
     out = " ".join(res.output.split())
     assert "['none']" not in out and "2-2 seats" not in out
+    assert "{'" not in out and "None" not in out and "True" not in out  # the options as JSON, not Python reprs
+    assert "options alternative_god_rule=false" in out and 'sharing="peaceable"' in out
+    assert "Fate Deck, 2-33 seats (GM + 1-32 players), no options" in out
     assert "orion_duel: Orion Duel, 2 seats," in out
     assert "undoable moves: bid;" in out and "no move can be undone" in out
     assert len(titles()) >= 6 and out.count("(hints: ") == len(titles())
