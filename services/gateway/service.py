@@ -212,7 +212,7 @@ class GatewayService:
         """The claims of ``token`` for ``game_id`` (and ``seat`` if given).
 
         Raises ApiError 401 (``token_missing``, ``token_invalid``, ``token_expired``) or 403
-        (``token_wrong_game``, ``token_wrong_seat``).
+        (``token_wrong_game``, ``token_wrong_seat``: also the owner token on a seat path, any seat).
         """
         if not token:
             raise ApiError(401, "token_missing", "This endpoint needs the seat token (Authorization: Bearer <token>).")
@@ -222,6 +222,9 @@ class GatewayService:
             raise ApiError(401, exc.code, exc.message) from None
         if c.g != game_id:
             raise ApiError(403, "token_wrong_game", "The seat token belongs to another game.")
+        if seat is not None and c.s == tokens.OWNER:
+            raise ApiError(403, "token_wrong_seat", "This is the game's owner token (from its create: it only starts "
+                           "the game, POST /games/{id}/start); a seat path needs the token of that seat's join.")
         if seat is not None and c.s != seat:
             raise ApiError(403, "token_wrong_seat", "The seat token belongs to another seat of this game.")
         return c

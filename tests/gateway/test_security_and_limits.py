@@ -36,6 +36,34 @@ def _refused(exc: pytest.ExceptionInfo, status: int, code: str) -> None:
     assert exc.value.status == status and exc.value.code == code, (exc.value.status, exc.value.code)
 
 
+def test_the_owner_token_on_a_seat_path_is_the_wrong_token_and_an_unknown_socket_message_a_bad_message(gateway):
+    """The owner's token on a seat path, any seat (also one no join has, -1): 403
+    ``token_wrong_seat`` naming the owner token (seat -1 answered 401 ``token_revoked``, "its
+    holder left the seat": a newcomer's finding). A socket message of no known type:
+    ``{"type": "error", "code": "bad_message"}``, the socket kept open (a ping still answered)."""
+    from websockets.asyncio.client import connect as ws_connect
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            g = await gw.create("questeros", 2)
+            for seat in (0, 1, -1):
+                with pytest.raises(GatewayError) as e:
+                    await gw.seat(g.game_id, seat, g.owner_token).view()
+                _refused(e, 403, "token_wrong_seat")
+                assert "owner token" in e.value.message
+            async with ws_connect(f"{gateway.url.replace('http', 'ws')}/v1/games/{g.game_id}/ws") as ws:
+                await ws.send(json.dumps({"type": "nope"}))
+                await ws.send(json.dumps({"type": "ping"}))
+                got = []
+                with anyio.fail_after(10):
+                    while not got or got[-1]["type"] != "pong":
+                        got.append(json.loads(await ws.recv()))
+            errors = [m for m in got if m["type"] == "error"]
+            assert [m["code"] for m in errors] == ["bad_message"], got
+
+    anyio.run(main)
+
+
 def test_a_seat_token_can_do_nothing_as_another_seat_or_game(gateway):
     async def main():
         async with Gateway(gateway.url) as gw:
