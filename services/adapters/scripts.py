@@ -2,7 +2,8 @@
 
 Each script checks everything first and writes last (a failing script keeps the writes it
 already made): before its first write it checks the type of every key it writes or reads
-(:data:`CHECK_TYPES`; a key of another type is the error ``QH_WRONGTYPE`` naming the key and
+(:data:`CHECK_TYPES`: a key read before the first write is checked by that read, ``qh_read``;
+a key only written by ``qh_wrong``'s ``TYPE`` call; a key of another type is the error ``QH_WRONGTYPE`` naming the key and
 both types, and nothing is written), and, where a write could fail on what a key holds, that
 key's content (the append script refuses a stream already holding a version it would add:
 ``QH_STREAM_AHEAD``). Scripts are run through redis-py ``Script`` objects, which answer
@@ -22,6 +23,13 @@ local function qh_wrong(spec)
   end
   return nil
 end
+-- qh_read(spec, command, ...): the reply of a read command over keys of spec, or (nil, error text):
+-- a read of a key of the wrong type errors, and then qh_wrong names it (a read is its own check)
+local function qh_read(spec, ...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err then return nil, qh_wrong(spec) or r.err end
+  return r
+end
 """
 
 # KEYS: 1 meta, 2 events, 3 log, 4 outcome, 5 command stream, 6 the sender's reply inbox in
@@ -34,20 +42,31 @@ end
 # The game must be at the version *and* hash decided on: a replica whose cache holds a history
 # Redis lost (fsync window) and another replica rewrote must not append on it (a fork).
 APPEND = CHECK_TYPES + r"""
-local bad = qh_wrong({KEYS[1], 'hash', KEYS[2], 'stream', KEYS[3], 'stream', KEYS[4], 'string', KEYS[5], 'stream',
-                      KEYS[6], 'list', KEYS[7], 'set', KEYS[8], 'hash', KEYS[9], 'stream'})
+local spec = {KEYS[1], 'hash', KEYS[2], 'stream', KEYS[3], 'stream', KEYS[4], 'string', KEYS[5], 'stream',
+              KEYS[6], 'list', KEYS[7], 'set', KEYS[8], 'hash', KEYS[9], 'stream'}
+-- the outcome, meta, game and accepted-commands keys are read before any write (a read of a wrong
+-- type errors: qh_read); the keys only written are checked with TYPE, those this call writes only
+local existing, bad = qh_read(spec, 'GET', KEYS[4])
 if bad then return redis.error_reply(bad) end
-local existing = redis.call('GET', KEYS[4])
+local ttl = tonumber(ARGV[9])
 if existing then
+  local w = {}
+  if ARGV[3] ~= '' then w[#w + 1] = KEYS[5]; w[#w + 1] = 'stream' end
+  if ttl > 0 then w[#w + 1] = KEYS[6]; w[#w + 1] = 'list' end
+  bad = qh_wrong(w)
+  if bad then return redis.error_reply(bad) end
   if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
-  if tonumber(ARGV[9]) > 0 then
+  if ttl > 0 then
     redis.call('RPUSH', KEYS[6], existing)
-    redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+    redis.call('EXPIRE', KEYS[6], ttl)
   end
   return {'dup', existing}
 end
-local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if cur ~= tonumber(ARGV[1]) or (cur > 0 and redis.call('HGET', KEYS[1], 'hash') ~= ARGV[12]) then
+local ver
+ver, bad = qh_read(spec, 'HMGET', KEYS[1], 'version', 'hash')
+if bad then return redis.error_reply(bad) end
+local cur = tonumber(ver[1] or '0')
+if cur ~= tonumber(ARGV[1]) or (cur > 0 and ver[2] ~= ARGV[12]) then
   return {'conflict', tostring(cur)}
 end
 local n = #ARGV - 12
@@ -56,11 +75,22 @@ if cur == 0 and n > 0 and ARGV[10] == '' then
 end
 -- an XADD at or below a stream's top id fails: check both version-keyed streams first
 for _, pair in ipairs({{KEYS[2], cur + 1}, {KEYS[9], cur + n}}) do
-  local top = redis.call('XREVRANGE', pair[1], '+', '-', 'COUNT', 1)
+  local top
+  top, bad = qh_read(spec, 'XREVRANGE', pair[1], '+', '-', 'COUNT', 1)
+  if bad then return redis.error_reply(bad) end
   if n > 0 and #top > 0 and tonumber(string.match(top[1][1], '^(%d+)')) >= pair[2] then
     return redis.error_reply('QH_STREAM_AHEAD ' .. pair[1] .. ' already holds ' .. top[1][1] .. ' (game at version ' .. cur .. ')')
   end
 end
+local w = {}
+if n > 0 then w[1] = KEYS[3]; w[2] = 'stream' end
+if ARGV[3] ~= '' then w[#w + 1] = KEYS[5]; w[#w + 1] = 'stream' end
+if ttl > 0 then w[#w + 1] = KEYS[6]; w[#w + 1] = 'list' end
+if cur == 0 and n > 0 then
+  w[#w + 1] = KEYS[7]; w[#w + 1] = 'set'; w[#w + 1] = KEYS[8]; w[#w + 1] = 'hash'
+end
+bad = qh_wrong(w)
+if bad then return redis.error_reply(bad) end
 for i = 1, n do
   local v = cur + i
   redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[12 + i])
@@ -76,9 +106,9 @@ if n > 0 then
 end
 redis.call('SET', KEYS[4], ARGV[4])
 if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
-if tonumber(ARGV[9]) > 0 then
+if ttl > 0 then
   redis.call('RPUSH', KEYS[6], ARGV[4])
-  redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+  redis.call('EXPIRE', KEYS[6], ttl)
 end
 return {'ok', tostring(cur + n)}
 """
@@ -146,12 +176,18 @@ PROJECT = CHECK_TYPES + r"""
 local spec = {KEYS[1], 'string', KEYS[2], 'stream'}
 for i = 3, 2 + tonumber(ARGV[5]) do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'string' end
 for i = 3 + tonumber(ARGV[5]), #KEYS do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'stream' end
-local bad = qh_wrong(spec)
+-- the applied key and the feeds are read before any write (qh_read); the keys only written (the
+-- log acknowledged, the views, the change stream) are checked with TYPE
+local got, bad = qh_read(spec, 'GET', KEYS[1])
 if bad then return redis.error_reply(bad) end
-local applied = tonumber(redis.call('GET', KEYS[1]) or '0')
+local applied = tonumber(got or '0')
 local newv = tonumber(ARGV[2])
 if applied >= newv then
-  if ARGV[4] ~= '' then redis.call('XACK', KEYS[2], ARGV[3], ARGV[4]) end
+  if ARGV[4] ~= '' then
+    bad = qh_wrong({KEYS[2], 'stream'})
+    if bad then return redis.error_reply(bad) end
+    redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
+  end
   return {'skip', tostring(applied)}
 end
 if applied ~= tonumber(ARGV[1]) then
@@ -164,10 +200,17 @@ local nf = tonumber(ARGV[6])
 -- (an XADD at or below the top id would fail after the views were written)
 local tops = {}
 for i = 1, nf do
-  local last = redis.call('XREVRANGE', KEYS[2 + nv + i], '+', '-', 'COUNT', 1)
+  local last
+  last, bad = qh_read(spec, 'XREVRANGE', KEYS[2 + nv + i], '+', '-', 'COUNT', 1)
+  if bad then return redis.error_reply(bad) end
   tops[i] = 0
   if #last > 0 then tops[i] = tonumber(string.match(last[1][1], '^(%d+)')) end
 end
+local w = {KEYS[3 + nv + nf], 'stream'}
+if ARGV[4] ~= '' then w[3] = KEYS[2]; w[4] = 'stream' end
+for i = 3, 2 + nv do w[#w + 1] = KEYS[i]; w[#w + 1] = 'string' end
+bad = qh_wrong(w)
+if bad then return redis.error_reply(bad) end
 local a = 7
 for i = 1, nv do
   redis.call('SET', KEYS[2 + i], ARGV[a])
