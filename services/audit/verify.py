@@ -97,17 +97,23 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
 
     def summary(self) -> str:
         """One human line, e.g. ``VALID questeros game g1: 330 events, 120 commands re-decided``."""
-        head = f"{self.status.upper()} {self.title or '?'} game {self.game_id or '?'}"
-        counts = f"{self.events} events, {self.commands} commands ({self.replayed} re-decided"
+        head = " ".join([self.status.upper(), *([self.title] if self.title else []),
+                         f"game {self.game_id}" if self.game_id else "(the bundle names no game)"])
+        counts = f"{counted(self.events, 'event')}, {counted(self.commands, 'command')} ({self.replayed} re-decided"
         counts += f", {self.unverified} with unverifiable chance)" if self.unverified else ")"
         if self.signed_commands:
             counts += f", {self.signed_commands} seat-signed"
         if self.receipts:
-            counts += f", {self.receipts} receipts held"
+            counts += f", {counted(self.receipts, 'receipt')} held"
         if self.status == "invalid":
             where = f" at version {self.first_bad_version}" if self.first_bad_version is not None else ""
             return f"{head}: first divergence{where}: {self.reason} [{counts}]"
         return f"{head}: {self.reason} [{counts}]"
+
+
+def counted(n: int, word: str) -> str:
+    """``1 event``, ``0 events``, ``2 events``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 class SeedNotRevealed(Exception):

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from services.audit.verify import audit_bundle, encode_bundle, spectator_views
+from services.audit.verify import audit_bundle, counted, encode_bundle, spectator_views
 from services.sdk import Gateway, play_bot_game
 from tests.signed_games import forge
 from tests.test_audit_viewer import _change_chance, tampered
@@ -128,7 +128,7 @@ def test_tampered_bundles_name_the_first_bad_version(browser, web_gateway, playe
     page.one("#receipts-file").send_keys(str(tmp_path / "same.receipts.json"))
     page.one("#bundle-file").send_keys(str(path))
     assert _verdict(page) == "valid"
-    assert f"receipts: {len(receipts['receipts'])} signed heads" in page.text("#checks")
+    assert f"receipts: {counted(len(receipts['receipts']), 'signed head')} held" in page.text("#checks")
 
 
 @pytest.fixture(scope="module")

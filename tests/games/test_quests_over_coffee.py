@@ -433,3 +433,19 @@ def test_the_view_shows_the_price_actually_charged_and_the_trade_spot_costs_noth
     s2, evs = play(s, 0, Buy(slot=1))
     assert evs[0].price == 3 and s2.party.money == 0
     assert any(c.id == "rainy-window" and c.text == "Shop prices +1." for c in v.cards)
+
+
+def test_an_unknown_chat_word_is_answered_with_the_words_the_grammar_takes():
+    """The terminal/chat play of Quests Over Coffee: an unknown first word names every word it
+    accepts (it said only "try help"), and each word named is one the grammar knows."""
+    from services.frontends.chat import ChatError, parse
+    from services.frontends.chat.quests_over_coffee import WORDS
+
+    with pytest.raises(ChatError) as e:
+        parse("quests_over_coffee", "dance", {}, 0)
+    assert all(f" {w}," in str(e.value) or f" {w} or help" in str(e.value) for w in WORDS), str(e.value)
+    for w in WORDS:
+        try:
+            parse("quests_over_coffee", w, {}, 0)
+        except ChatError as exc:  # a usage line for a word with arguments, never "Unknown word"
+            assert "Unknown word" not in str(exc), (w, exc)

@@ -4,7 +4,7 @@
 // gateway has the game). No innerHTML: every text goes in through textContent.
 // Source: issue 19 ("The replay and audit viewer at /audit"); docs/fairness.md.
 
-import { parseJSON, verifyBundle } from "/audit/verify.js";
+import { counted, parseJSON, verifyBundle } from "/audit/verify.js";
 
 const $ = (id) => document.getElementById(id);
 function h(tag, attrs = {}, ...kids) {
@@ -93,7 +93,7 @@ function showVerdict(v, withReceipts) {
   $("verdict-box").className = `verdict ${v.status}`;
   $("verdict-box").dataset.status = v.status;
   $("verdict-status").textContent = v.status.toUpperCase();
-  $("verdict-game").textContent = `${v.title || "?"} · ${v.game_id || "?"}`;
+  $("verdict-game").textContent = [v.title, v.game_id || "the bundle names no game"].filter(Boolean).join(" · ");
   $("verdict-reason").textContent = v.reason;
   // the label exists only with a bad version: no empty "First bad version:" in any reader or text browser
   const bad = Number.isInteger(v.first_bad_version) ? v.first_bad_version : null;
@@ -102,16 +102,16 @@ function showVerdict(v, withReceipts) {
   $("first-bad").hidden = bad === null;
   const chanceCmds = v.chance.length;
   const items = [
-    ["ok", `hash chain: ${v.events} events, each hash recomputed over its canonical JSON, each linked to the one before`],
+    ["ok", `hash chain: ${counted(v.events, "event")}, each hash recomputed over its canonical JSON, each linked to the one before`],
     [v.seed_verified ? "ok" : "part", v.seed_verified ? "seed: the revealed seed hashes to the commitment published in game_created"
       : "seed: not revealed (or not matching): chance not verifiable"],
-    ["ok", `commands: ${v.commands} recorded commands account for every event (ids and command hashes)`],
-    [v.signed_commands ? "ok" : "part", v.signed_commands ? `seat signatures: ${v.signed_commands} commands signed by their seat's Ed25519 key, each verified`
+    ["ok", `commands: ${counted(v.commands, "recorded command")} ${v.commands === 1 ? "accounts" : "account"} for every event (ids and command hashes)`],
+    [v.signed_commands ? "ok" : "part", v.signed_commands ? `seat signatures: ${counted(v.signed_commands, "command")} signed by their seat's Ed25519 key, each verified`
       : "seat signatures: no seat registered a key"],
     v.chance_known === false ? ["part", `chance: this page has no derivations for ${v.title}: questhall audit re-decides its dice and shuffles`]
       : [v.chance_checked === chanceCmds ? "ok" : "part", `chance: ${v.chance_checked} of ${chanceCmds} commands that drew chance re-derived with HMAC-SHA256`
       + (v.chance_checked < chanceCmds ? " (the others draw by rules this page does not re-run: questhall audit re-decides them)" : "")],
-    [withReceipts ? "ok" : "part", withReceipts ? `receipts: ${v.receipts} signed heads held by the bundle` : "receipts: none given (drop the file your client kept to check them)"],
+    [withReceipts ? "ok" : "part", withReceipts ? `receipts: ${counted(v.receipts, "signed head")} held by the bundle` : "receipts: none given (drop the file your client kept to check them)"],
     ["part", "legality of every move: re-decided by questhall audit (the title's rules), not in this page"],
   ];
   if (v.status === "invalid" || v.status === "error") items.unshift(["bad", v.reason]);

@@ -511,11 +511,15 @@ export async function verifyBundle(bundle, receipts = null) {
   }
 }
 
+/** `1 event`, `0 events`, `2 events`. */
+export const counted = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function summary(v) {
-  const head = `${v.status.toUpperCase()} ${v.title || "?"} game ${v.game_id || "?"}`;
-  let counts = `${v.events} events, ${v.commands} commands, ${v.chance_checked} with chance re-derived`;
+  const head = [v.status.toUpperCase(), ...(v.title ? [v.title] : []),
+    v.game_id ? `game ${v.game_id}` : "(the bundle names no game)"].join(" ");
+  let counts = `${counted(v.events, "event")}, ${counted(v.commands, "command")}, ${v.chance_checked} with chance re-derived`;
   if (v.signed_commands) counts += `, ${v.signed_commands} seat-signed`;
-  if (v.receipts) counts += `, ${v.receipts} receipts held`;
+  if (v.receipts) counts += `, ${counted(v.receipts, "receipt")} held`;
   if (v.status === "invalid") {
     const where = v.first_bad_version !== null ? ` at version ${v.first_bad_version}` : "";
     return `${head}: first divergence${where}: ${v.reason} [${counts}]`;

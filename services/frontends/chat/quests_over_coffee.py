@@ -42,6 +42,8 @@ HELP = """Quests Over Coffee (dice are numbered from 1):
   order SEAT | buy SLOT | trade ITEM | swap | leave      at the Shop"""
 
 SIMPLE = {"roll": Roll, "swap": SwapEnvironment, "leave": LeaveShop}
+WORDS = ("keep", "quest", "pay", "roll", "pick", "reroll", "use", "give", "accept", "order", "buy", "trade", "swap", "leave")
+"""The first words a chat line may start with (``choose`` is ``quest``), named to an unknown word."""
 
 
 def _die(word: str) -> int:
@@ -119,7 +121,7 @@ def parse(words: list[str], view: dict | None, seat: int | None) -> Command:
         return Buy(slot=integer(_one(rest, "buy SLOT"), "A slot", 1, 3))
     if head == "trade":
         return Trade(give=_one(rest, "trade ITEM"))
-    raise ChatError(f"Unknown word {head!r} for Quests Over Coffee: try help.")
+    raise ChatError(f"Unknown word {head!r} for Quests Over Coffee: try {', '.join(WORDS)} or help.")
 
 
 def format(cmd: Command) -> str:

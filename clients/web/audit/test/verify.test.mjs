@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { canonical, deriveKey, parseJSON, sha256, streamAt, unhex, verifyBundle } from "../verify.js";
+import { canonical, counted, deriveKey, parseJSON, sha256, streamAt, unhex, verifyBundle } from "../verify.js";
 
 test("the published test vector (docs/fairness.md)", async () => {
   const seed = Uint8Array.from({ length: 32 }, (_, i) => i);
@@ -29,8 +29,11 @@ test("canonical JSON is msgspec's: sorted by code point, raw UTF-8, numbers as w
 
 test("a bundle that is not one is an error verdict, never an exception", async () => {
   for (const b of [null, 3, [], {}, { format: "questhall-bundle/1", events: [] }]) {
-    assert.equal((await verifyBundle(b)).status, "error");
+    const v = await verifyBundle(b);
+    assert.equal(v.status, "error");
+    assert.ok(!v.summary.includes("?") && v.summary.includes("(the bundle names no game)"), v.summary);
   }
+  assert.deepEqual([counted(0, "event"), counted(1, "event"), counted(2, "receipt")], ["0 events", "1 event", "2 receipts"]);
   assert.deepEqual(unhex("00ff"), Uint8Array.from([0, 255]));
 });
 
