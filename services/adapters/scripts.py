@@ -73,19 +73,22 @@ local n = #ARGV - 12
 if cur == 0 and n > 0 and ARGV[10] == '' then
   return redis.error_reply('QH_NO_SEED a new game needs its secret seed')
 end
--- an XADD at or below a stream's top id fails: check both version-keyed streams first
-for _, pair in ipairs({{KEYS[2], cur + 1}, {KEYS[9], cur + n}}) do
-  local top
-  top, bad = qh_read(spec, 'XREVRANGE', pair[1], '+', '-', 'COUNT', 1)
+-- an XADD at or below a stream's top id fails: the accepted-commands stream is checked here, the
+-- game stream by the first write (its first XADD, below: an error there has written nothing)
+local top
+top, bad = qh_read(spec, 'XREVRANGE', KEYS[9], '+', '-', 'COUNT', 1)
+if bad then return redis.error_reply(bad) end
+if n > 0 and #top > 0 and tonumber(string.match(top[1][1], '^(%d+)')) >= cur + n then
+  return redis.error_reply('QH_STREAM_AHEAD ' .. KEYS[9] .. ' already holds ' .. top[1][1] .. ' (game at version ' .. cur .. ')')
+end
+-- the streams only written: one XREAD of nothing checks both their types
+if n > 0 or ARGV[3] ~= '' then
+  local _
+  _, bad = qh_read(spec, 'XREAD', 'COUNT', 1, 'STREAMS', KEYS[3], KEYS[5], '$', '$')
   if bad then return redis.error_reply(bad) end
-  if n > 0 and #top > 0 and tonumber(string.match(top[1][1], '^(%d+)')) >= pair[2] then
-    return redis.error_reply('QH_STREAM_AHEAD ' .. pair[1] .. ' already holds ' .. top[1][1] .. ' (game at version ' .. cur .. ')')
-  end
 end
 local w = {}
-if n > 0 then w[1] = KEYS[3]; w[2] = 'stream' end
-if ARGV[3] ~= '' then w[#w + 1] = KEYS[5]; w[#w + 1] = 'stream' end
-if ttl > 0 then w[#w + 1] = KEYS[6]; w[#w + 1] = 'list' end
+if ttl > 0 then w[1] = KEYS[6]; w[2] = 'list' end
 if cur == 0 and n > 0 then
   w[#w + 1] = KEYS[7]; w[#w + 1] = 'set'; w[#w + 1] = KEYS[8]; w[#w + 1] = 'hash'
 end
@@ -93,7 +96,18 @@ bad = qh_wrong(w)
 if bad then return redis.error_reply(bad) end
 for i = 1, n do
   local v = cur + i
-  redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[12 + i])
+  if i == 1 then
+    local r = redis.pcall('XADD', KEYS[2], v .. '-0', 'e', ARGV[13])
+    if type(r) == 'table' and r.err then
+      bad = qh_wrong(spec)
+      if bad then return redis.error_reply(bad) end
+      if not string.find(r.err, 'equal or smaller', 1, true) then return r end
+      top = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+      return redis.error_reply('QH_STREAM_AHEAD ' .. KEYS[2] .. ' already holds ' .. (top[1] and top[1][1] or '?') .. ' (game at version ' .. cur .. ')')
+    end
+  else
+    redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[12 + i])
+  end
   redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', tostring(v), 'e', ARGV[12 + i])
 end
 if n > 0 then
@@ -176,8 +190,8 @@ PROJECT = CHECK_TYPES + r"""
 local spec = {KEYS[1], 'string', KEYS[2], 'stream'}
 for i = 3, 2 + tonumber(ARGV[5]) do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'string' end
 for i = 3 + tonumber(ARGV[5]), #KEYS do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'stream' end
--- the applied key and the feeds are read before any write (qh_read); the keys only written (the
--- log acknowledged, the views, the change stream) are checked with TYPE
+-- the applied key and the feeds are read before any write (qh_read); the keys only written: the
+-- log acknowledged and the change stream by one XREAD, the views with TYPE
 local got, bad = qh_read(spec, 'GET', KEYS[1])
 if bad then return redis.error_reply(bad) end
 local applied = tonumber(got or '0')
@@ -206,8 +220,11 @@ for i = 1, nf do
   tops[i] = 0
   if #last > 0 then tops[i] = tonumber(string.match(last[1][1], '^(%d+)')) end
 end
-local w = {KEYS[3 + nv + nf], 'stream'}
-if ARGV[4] ~= '' then w[3] = KEYS[2]; w[4] = 'stream' end
+-- the log and the change stream (only written): one XREAD of nothing checks both their types
+local _
+_, bad = qh_read(spec, 'XREAD', 'COUNT', 1, 'STREAMS', KEYS[2], KEYS[3 + nv + nf], '$', '$')
+if bad then return redis.error_reply(bad) end
+local w = {}
 for i = 3, 2 + nv do w[#w + 1] = KEYS[i]; w[#w + 1] = 'string' end
 bad = qh_wrong(w)
 if bad then return redis.error_reply(bad) end
