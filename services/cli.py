@@ -611,7 +611,9 @@ def archive_cmd(older_than_days: Annotated[float, typer.Option("--older-than-day
             console.print(f"Archived {game} ({size} bytes).")
             return
         done = await archive_older(r, _settings(url), older_than_days)
-        console.print(f"Archived {len(done)} games.")
+        from services.audit.verify import counted
+
+        console.print(f"Archived {counted(len(done), 'game')}.")
 
     _run_on_redis(main, url=url, refused=(GameNotFound, NotArchivable))
 
@@ -659,7 +661,9 @@ def rebuild_cmd(redis: Annotated[str | None, typer.Option("--redis", help="Run a
             await r.aclose()
 
     n = anyio.run(main)
-    console.print(f"Rebuilt the read models of {n} game{'' if n == 1 else 's'}.")
+    from services.audit.verify import counted
+
+    console.print(f"Rebuilt the read models of {counted(n, 'game')}.")
 
 
 def options_text(opts: dict) -> str:

@@ -45,7 +45,7 @@ def test_replay_prints_the_folded_state_and_a_seat_view(settings, monkeypatch):
     assert missing.exit_code == 2 and "No game" in missing.output
     assert f" on {settings.url}" in missing.output.replace("\n", "")  # which Redis was searched (a newcomer read "gone")
     rb = runner.invoke(app, ["rebuild"])
-    assert rb.exit_code == 0 and "1 games" in rb.output
+    assert rb.exit_code == 0 and "Rebuilt the read models of 1 game." in rb.output, rb.output
 
 
 def test_schemas_are_written_for_every_title(tmp_path):

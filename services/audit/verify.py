@@ -440,7 +440,7 @@ def _replay(c: Codec, gid: str, events: list, typed: list[EventEnvelope], comman
                                                 f"(command entry {i} starts after version {vb!r})")
         if type(va) is not int or va <= vb or va > len(events):
             return replayed, unverified, _Fault(cursor + 1, f"command entry {i} claims versions {vb + 1}..{va!r}, "
-                                                f"outside the {len(events)} events")
+                                                f"outside the {counted(len(events), 'event')} of the game")
         try:
             cmd = msgspec.convert(raw_cmd, cmd_type)
         except msgspec.ValidationError as exc:
@@ -490,10 +490,10 @@ def _redecide(title: Any, game: lifecycle.Game, cmd: CommandEnvelope, h: str, ev
         if j >= len(recorded) and j < va - vb:
             return None  # past a chain fault: not compared
         if j >= len(expected):
-            return _Fault(v, f"event {v} ({_tag(recorded[j])}) is not among the {len(expected)} events the rules "
+            return _Fault(v, f"event {v} ({_tag(recorded[j])}) is not among the {counted(len(expected), 'event')} the rules "
                              f"give for command {cmd.command_id!r}")
         if j >= len(recorded):
-            return _Fault(v, f"the rules give {len(expected)} events for command {cmd.command_id!r}, "
+            return _Fault(v, f"the rules give {counted(len(expected), 'event')} for command {cmd.command_id!r}, "
                              f"the record has {va - vb}: event {v} ({_tag(msgspec.to_builtins(expected[j]))}) is missing")
         want = msgspec.to_builtins(expected[j])
         got = recorded[j]

@@ -371,7 +371,7 @@ async function checkCommands(bundle, events, trusted, seed, report) {
     if (!entry || typeof entry !== "object") return { replayed, fault: new Fault(cursor + 1, `command entry ${i} is not an object`) };
     const vb = entry.version_before, va = entry.version_after, cmd = entry.command;
     if (!Number.isInteger(vb) || vb !== cursor) return { replayed, fault: new Fault(cursor + 1, `no recorded command accounts for version ${cursor + 1} (command entry ${i} starts after version ${short(vb)})`) };
-    if (!Number.isInteger(va) || va <= vb || va > events.length) return { replayed, fault: new Fault(cursor + 1, `command entry ${i} claims versions ${vb + 1}..${short(va)}, outside the ${events.length} events`) };
+    if (!Number.isInteger(va) || va <= vb || va > events.length) return { replayed, fault: new Fault(cursor + 1, `command entry ${i} claims versions ${vb + 1}..${short(va)}, outside the ${counted(events.length, "event")} of the game`) };
     if (!cmd || typeof cmd !== "object" || !cmd.body || typeof cmd.body !== "object") return { replayed, fault: new Fault(vb + 1, `the command of version ${vb + 1} is unreadable`) };
     if (cmd.game_id !== gid || cmd.title !== bundle.title) return { replayed, fault: new Fault(vb + 1, `the command of version ${vb + 1} is addressed to ${cmd.title}/${cmd.game_id}, not ${bundle.title}/${gid}`) };
     const h = await commandHash(cmd);
