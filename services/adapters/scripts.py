@@ -190,8 +190,7 @@ PROJECT = CHECK_TYPES + r"""
 local spec = {KEYS[1], 'string', KEYS[2], 'stream'}
 for i = 3, 2 + tonumber(ARGV[5]) do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'string' end
 for i = 3 + tonumber(ARGV[5]), #KEYS do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'stream' end
--- the applied key and the feeds are read before any write (qh_read); the keys only written: the
--- log acknowledged and the change stream by one XREAD, the views with TYPE
+-- the applied key is read before any write (qh_read)
 local got, bad = qh_read(spec, 'GET', KEYS[1])
 if bad then return redis.error_reply(bad) end
 local applied = tonumber(got or '0')
@@ -209,41 +208,50 @@ if applied ~= tonumber(ARGV[1]) then
 end
 local nv = tonumber(ARGV[5])
 local nf = tonumber(ARGV[6])
--- check first: a feed may already hold some of these versions (its applied record was lost, a
--- rebuild raced): entries are deterministic per version, so those are kept and not added again
--- (an XADD at or below the top id would fail after the views were written)
-local tops = {}
-for i = 1, nf do
-  local last
-  last, bad = qh_read(spec, 'XREVRANGE', KEYS[2 + nv + i], '+', '-', 'COUNT', 1)
-  if bad then return redis.error_reply(bad) end
-  tops[i] = 0
-  if #last > 0 then tops[i] = tonumber(string.match(last[1][1], '^(%d+)')) end
-end
--- the log and the change stream (only written): one XREAD of nothing checks both their types
+-- the keys written: the log acknowledged and the change stream by one XREAD of nothing, the views
+-- (overwritten by MSET) and the feeds with TYPE
 local _
 _, bad = qh_read(spec, 'XREAD', 'COUNT', 1, 'STREAMS', KEYS[2], KEYS[3 + nv + nf], '$', '$')
 if bad then return redis.error_reply(bad) end
 local w = {}
 for i = 3, 2 + nv do w[#w + 1] = KEYS[i]; w[#w + 1] = 'string' end
+for i = 3 + nv, 2 + nv + nf do w[#w + 1] = KEYS[i]; w[#w + 1] = 'stream' end
 bad = qh_wrong(w)
 if bad then return redis.error_reply(bad) end
-local a = 7
-for i = 1, nv do
-  redis.call('SET', KEYS[2 + i], ARGV[a])
-  a = a + 1
-end
+-- a feed may already hold some of these versions (its applied record was lost, a rebuild raced):
+-- entries are deterministic per version, so those are kept and not added again. A feed's first
+-- entry is added with pcall: refused as at or below the feed's top (nothing written), the top is
+-- read then and the entries up to it are skipped; once one is added, the later versions follow.
+-- The feeds are written before the views and the applied version (an error in between leaves the
+-- game to be projected again, and the entries written are kept then).
+local a = 7 + nv
 for i = 1, nf do
   local key = KEYS[2 + nv + i]
   local count = tonumber(ARGV[a])
   a = a + 1
   if count < 0 then redis.call('DEL', key) end  -- the game ended: its feeds are derived from its stream
+  local state, top = 0, 0  -- 0: the feed's top unknown, 1: an entry added, 2: its top read
   for j = 1, count do
-    if tonumber(ARGV[a]) > tops[i] then redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1]) end
+    if state == 1 or (state == 2 and tonumber(ARGV[a]) > top) then
+      redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1])
+      state = 1
+    elseif state == 0 then
+      local r = redis.pcall('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1])
+      if type(r) == 'table' and r.err then
+        local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
+        if not string.find(r.err, 'equal or smaller', 1, true) or #last == 0 then return r end
+        top, state = tonumber(string.match(last[1][1], '^(%d+)')), 2
+      else
+        state = 1
+      end
+    end
     a = a + 2
   end
 end
-redis.call('SET', KEYS[1], ARGV[2])
+local ms = {'MSET'}
+for i = 1, nv do ms[#ms + 1] = KEYS[2 + i]; ms[#ms + 1] = ARGV[6 + i] end
+ms[#ms + 1] = KEYS[1]; ms[#ms + 1] = ARGV[2]
+redis.call(unpack(ms))
 if ARGV[4] ~= '' then redis.call('XACK', KEYS[2], ARGV[3], ARGV[4]) end
 redis.call('XADD', KEYS[3 + nv + nf], 'MAXLEN', '~', ARGV[a + 1], '*', 'g', ARGV[a], 'v', ARGV[2])
 return {'ok', ARGV[2]}
