@@ -23,11 +23,12 @@ local function qh_wrong(spec)
   end
   return nil
 end
--- qh_read(spec, command, ...): the reply of a read command over keys of spec, or (nil, error text):
+-- qh_read(spec, command, ...): the reply of a read command, or (nil, error text) naming the first
+-- key of spec() (a function: the list is built only then) of the wrong type:
 -- a read of a key of the wrong type errors, and then qh_wrong names it (a read is its own check)
 local function qh_read(spec, ...)
   local r = redis.pcall(...)
-  if type(r) == 'table' and r.err then return nil, qh_wrong(spec) or r.err end
+  if type(r) == 'table' and r.err then return nil, qh_wrong(spec()) or r.err end
   return r
 end
 """
@@ -42,8 +43,10 @@ end
 # The game must be at the version *and* hash decided on: a replica whose cache holds a history
 # Redis lost (fsync window) and another replica rewrote must not append on it (a fork).
 APPEND = CHECK_TYPES + r"""
-local spec = {KEYS[1], 'hash', KEYS[2], 'stream', KEYS[3], 'stream', KEYS[4], 'string', KEYS[5], 'stream',
-              KEYS[6], 'list', KEYS[7], 'set', KEYS[8], 'hash', KEYS[9], 'stream'}
+local function spec()
+  return {KEYS[1], 'hash', KEYS[2], 'stream', KEYS[3], 'stream', KEYS[4], 'string', KEYS[5], 'stream',
+          KEYS[6], 'list', KEYS[7], 'set', KEYS[8], 'hash', KEYS[9], 'stream'}
+end
 -- the outcome, meta, game and accepted-commands keys are read before any write (a read of a wrong
 -- type errors: qh_read); the keys only written are checked with TYPE, those this call writes only
 local existing, bad = qh_read(spec, 'GET', KEYS[4])
@@ -99,7 +102,7 @@ for i = 1, n do
   if i == 1 then
     local r = redis.pcall('XADD', KEYS[2], v .. '-0', 'e', ARGV[13])
     if type(r) == 'table' and r.err then
-      bad = qh_wrong(spec)
+      bad = qh_wrong(spec())
       if bad then return redis.error_reply(bad) end
       if not string.find(r.err, 'equal or smaller', 1, true) then return r end
       top = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
@@ -187,9 +190,12 @@ return 1
 #       services/runtime/feeds.py derives it from the stream); then the game id and the change stream's
 #       approximate length cap (the gateway's one reader wakes the game's sockets from it)
 PROJECT = CHECK_TYPES + r"""
-local spec = {KEYS[1], 'string', KEYS[2], 'stream'}
-for i = 3, 2 + tonumber(ARGV[5]) do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'string' end
-for i = 3 + tonumber(ARGV[5]), #KEYS do spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'stream' end
+local function spec()
+  local s = {KEYS[1], 'string', KEYS[2], 'stream'}
+  for i = 3, 2 + tonumber(ARGV[5]) do s[#s + 1] = KEYS[i]; s[#s + 1] = 'string' end
+  for i = 3 + tonumber(ARGV[5]), #KEYS do s[#s + 1] = KEYS[i]; s[#s + 1] = 'stream' end
+  return s
+end
 -- the applied key is read before any write (qh_read)
 local got, bad = qh_read(spec, 'GET', KEYS[1])
 if bad then return redis.error_reply(bad) end
