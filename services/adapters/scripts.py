@@ -61,14 +61,15 @@ if existing then
   if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
   if ttl > 0 then
     redis.call('RPUSH', KEYS[6], existing)
-    redis.call('EXPIRE', KEYS[6], ttl)
+    redis.call('EXPIRE', KEYS[6], ARGV[9])
   end
   return {'dup', existing}
 end
 local ver
 ver, bad = qh_read(spec, 'HMGET', KEYS[1], 'version', 'hash')
 if bad then return redis.error_reply(bad) end
-local cur = tonumber(ver[1] or '0')
+local curs = ver[1] or '0'  -- as stored (a number formatted by Redis)
+local cur = tonumber(curs)
 if cur ~= tonumber(ARGV[1]) or (cur > 0 and ver[2] ~= ARGV[12]) then
   return {'conflict', tostring(cur)}
 end
@@ -79,7 +80,7 @@ end
 -- an XADD at or below a stream's top id fails: the accepted-commands stream is checked here, the
 -- game stream by the first write (its first XADD, below: an error there has written nothing)
 local top
-top, bad = qh_read(spec, 'XREVRANGE', KEYS[9], '+', '-', 'COUNT', 1)
+top, bad = qh_read(spec, 'XREVRANGE', KEYS[9], '+', '-', 'COUNT', '1')
 if bad then return redis.error_reply(bad) end
 if n > 0 and #top > 0 and tonumber(string.match(top[1][1], '^(%d+)')) >= cur + n then
   return redis.error_reply('QH_STREAM_AHEAD ' .. KEYS[9] .. ' already holds ' .. top[1][1] .. ' (game at version ' .. cur .. ')')
@@ -99,23 +100,25 @@ bad = qh_wrong(w)
 if bad then return redis.error_reply(bad) end
 for i = 1, n do
   local v = cur + i
+  local vs = tostring(v)  -- each number formatted once (Lua formats it with sprintf)
   if i == 1 then
-    local r = redis.pcall('XADD', KEYS[2], v .. '-0', 'e', ARGV[13])
+    local r = redis.pcall('XADD', KEYS[2], vs .. '-0', 'e', ARGV[13])
     if type(r) == 'table' and r.err then
       bad = qh_wrong(spec())
       if bad then return redis.error_reply(bad) end
       if not string.find(r.err, 'equal or smaller', 1, true) then return r end
-      top = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+      top = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', '1')
       return redis.error_reply('QH_STREAM_AHEAD ' .. KEYS[2] .. ' already holds ' .. (top[1] and top[1][1] or '?') .. ' (game at version ' .. cur .. ')')
     end
   else
-    redis.call('XADD', KEYS[2], v .. '-0', 'e', ARGV[12 + i])
+    redis.call('XADD', KEYS[2], vs .. '-0', 'e', ARGV[12 + i])
   end
-  redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', tostring(v), 'e', ARGV[12 + i])
+  redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', vs, 'e', ARGV[12 + i])
 end
+local news = n > 0 and tostring(cur + n) or curs
 if n > 0 then
-  redis.call('XADD', KEYS[9], (cur + n) .. '-0', 'c', ARGV[11], 'from', tostring(cur))
-  redis.call('HSET', KEYS[1], 'version', cur + n, 'hash', ARGV[6], 'status', ARGV[7], 'title', ARGV[8])
+  redis.call('XADD', KEYS[9], news .. '-0', 'c', ARGV[11], 'from', curs)
+  redis.call('HSET', KEYS[1], 'version', news, 'hash', ARGV[6], 'status', ARGV[7], 'title', ARGV[8])
   if cur == 0 then
     redis.call('SADD', KEYS[7], ARGV[5])
     redis.call('HSET', KEYS[8], 'seed', ARGV[10])
@@ -125,9 +128,9 @@ redis.call('SET', KEYS[4], ARGV[4])
 if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
 if ttl > 0 then
   redis.call('RPUSH', KEYS[6], ARGV[4])
-  redis.call('EXPIRE', KEYS[6], ttl)
+  redis.call('EXPIRE', KEYS[6], ARGV[9])
 end
-return {'ok', tostring(cur + n)}
+return {'ok', news}
 """
 
 # Store a rejection (or reply a stored outcome) and acknowledge; optionally park in dead letters.
