@@ -30,6 +30,9 @@ from typing import Any
 import anyio
 
 TICKS = os.sysconf("SC_CLK_TCK")
+REFUSED = object()
+"""What an open loop's ``submit`` returns for a command the gateway refused (its socket closed 1013
+``overloaded``, or the command fell due while that socket waited its second to reconnect)."""
 MAX_OUTSTANDING = 20_000
 """Commands the open-loop generator keeps unanswered at most; a command due beyond it is counted
 unanswered and not sent (so an offered rate far above capacity cannot exhaust the bench's memory)."""
@@ -125,24 +128,29 @@ async def _open_loop(gids: list[str], mean_s: float, seconds: float, seed: int, 
     """The open loop itself: every game of ``gids`` calls ``submit(gid, n)`` (an awaitable giving
     the outcome, or None for none) at exponential intervals of mean ``mean_s`` from ``start``
     (monotonic; default in 0.5 s) for ``seconds``, whether or not its last command was answered.
-    ``{lat (seconds from due to outcome), sent, answered, unanswered, span, cpu}``."""
+    ``submit`` may return :data:`REFUSED` (the gateway refused it: counted ``refused``, no latency).
+    ``{lat (seconds from due to outcome), sent, answered, unanswered, refused, span, cpu}``."""
     lat: list[float] = []
     sent = 0
     answered = 0
     last_answer = 0.0
     unanswered = 0
+    refused = 0
     start = time.monotonic() + 0.5 if start is None else start
     end = start + seconds
     cpu0 = time.process_time()
 
     async with anyio.create_task_group() as tg:
         async def one(gid: str, due: float, n: int) -> None:
-            nonlocal answered, last_answer, unanswered
+            nonlocal answered, last_answer, unanswered, refused
             try:
                 out = await submit(gid, n)
             except Exception:  # noqa: BLE001 - e.g. no pool connection within 20 s: the bus is saturated
                 out = None
             now = time.monotonic()
+            if out is REFUSED:  # the gateway's backpressure said no (fast): counted, not a latency
+                refused += 1
+                return
             if out is None:
                 unanswered += 1
                 return
@@ -166,7 +174,7 @@ async def _open_loop(gids: list[str], mean_s: float, seconds: float, seed: int, 
 
         for i, gid in enumerate(gids):
             tg.start_soon(game, gid, random.Random(seed * 1_000_003 + i))
-    return {"lat": lat, "sent": sent, "answered": answered, "unanswered": unanswered,
+    return {"lat": lat, "sent": sent, "answered": answered, "unanswered": unanswered, "refused": refused,
             "span": max(last_answer, end) - start, "cpu": time.process_time() - cpu0}
 
 
@@ -178,6 +186,7 @@ def _summary(parts: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
             "offered_per_s": sum(p["sent"] for p in parts) / seconds,
             "achieved_per_s": sum(p["answered"] for p in parts) / span,
             "unanswered": sum(p["unanswered"] for p in parts),
+            "refused_per_s": sum(p.get("refused", 0) for p in parts) / seconds,
             "generator_cpu_share": sum(p["cpu"] for p in parts) / span, "generator_processes": len(parts)}
 
 
@@ -209,19 +218,39 @@ async def _gateway_loop(gateway_url: str, seats: list[tuple[str, str, int]], mea
 
     ws_base = gateway_url.replace("http://", "ws://")
     socks: dict[str, Any] = {}
+    mine: dict[str, set[str]] = {}  # game id -> its socket's commands waiting for an outcome
+    since_of: dict[str, int] = {}
+    token_of: dict[str, str] = {}
     waiting: dict[str, asyncio.Future] = {}
     sem = anyio.Semaphore(100)
+    closing = False
 
-    async def reader(ws: Any) -> None:
+    async def reader(gid: str, ws: Any) -> None:
         try:
             async for msg in ws:
                 if msg.startswith('{"type":"outcome"') or '"type":"error"' in msg[:20]:
                     m = json.loads(msg)
-                    fut = waiting.pop(m.get("command_id") or "", None)
+                    cid = m.get("command_id") or ""
+                    mine[gid].discard(cid)
+                    since_of[gid] = max(since_of[gid], m.get("version") or 0)
+                    fut = waiting.pop(cid, None)
                     if fut is not None and not fut.done():
                         fut.set_result(m)
-        except Exception:  # noqa: BLE001 - closed at the end (or by the gateway: counted unanswered)
+        except Exception:  # noqa: BLE001 - closed at the end (or by the gateway: see below)
+            pass
+        if closing:
             return
+        socks.pop(gid, None)
+        refused = ws.close_code == 1013  # overloaded: what the socket waited for is refused, not lost in silence
+        for cid in list(mine[gid]):
+            fut = waiting.pop(cid, None)
+            if fut is not None and not fut.done():
+                fut.set_result(REFUSED if refused else None)
+        mine[gid].clear()
+        await anyio.sleep(1.0)  # the protocol: reconnect after a second (commands due meanwhile: refused)
+        if not closing:
+            with anyio.move_on_after(10):
+                await open_one(gid, token_of[gid], since_of[gid])
 
     async with anyio.create_task_group() as tg:
         async def open_one(gid: str, token: str, since: int) -> None:
@@ -229,8 +258,10 @@ async def _gateway_loop(gateway_url: str, seats: list[tuple[str, str, int]], mea
                 ws = await ws_connect(f"{ws_base}/v1/games/{gid}/seats/0/ws?since={since}", open_timeout=60,
                                       ping_interval=None, max_queue=256, additional_headers={"Authorization": f"Bearer {token}"})
             socks[gid] = ws
-            tg.start_soon(reader, ws)
+            tg.start_soon(reader, gid, ws)
 
+        for gid, token, since in seats:
+            mine[gid], since_of[gid], token_of[gid] = set(), since, token
         async with anyio.create_task_group() as opening:
             for gid, token, since in seats:
                 opening.start_soon(open_one, gid, token, since)
@@ -238,17 +269,26 @@ async def _gateway_loop(gateway_url: str, seats: list[tuple[str, str, int]], mea
         start = time.monotonic() + (start_wall - time.time())
 
         async def submit(gid: str, n: int) -> Any:
+            ws = socks.get(gid)
+            if ws is None:  # closed 1013 a moment ago, waiting to reconnect
+                return REFUSED
             cid = f"w{seed}-{n}"
             fut = asyncio.get_running_loop().create_future()
             waiting[cid] = fut
-            await socks[gid].send(json.dumps({"type": "command", "command_id": cid, "command": {"type": "toy.add", "n": 1}}))
+            mine[gid].add(cid)
+            try:
+                await ws.send(json.dumps({"type": "command", "command_id": cid, "command": {"type": "toy.add", "n": 1}}))
+            except Exception:  # noqa: BLE001 - the socket closed under it: its reader decides
+                pass
             with anyio.move_on_after(15):
                 return await fut
             waiting.pop(cid, None)
+            mine[gid].discard(cid)
             return None
 
         res = await _open_loop([g for g, _, _ in seats], mean_s, seconds, seed, submit, start)
-        for ws in socks.values():
+        closing = True
+        for ws in list(socks.values()):
             tg.start_soon(ws.close)
     return res
 

@@ -334,17 +334,20 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any, 
 
 
 async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir: Path, out: Any, res: dict, *,
-                            quick: bool, redis_pid: int | None) -> None:
+                            quick: bool, redis_pid: int | None, gateway_only: bool = False) -> None:
     """Open loop (bus), capacity at human pace, the held sockets of one gateway (fresh worker,
-    projector and gateway processes; the toy games of the open loop are set up first)."""
+    projector and gateway processes; the toy games of the open loop are set up first).
+    ``gateway_only``: just the open loop through the gateway (``--only gateway``)."""
     from services.adapters.client import BusClient
     from services.adapters.redis_store import connect
 
     port = _free_port()
     # every socket comes from one loopback address: lift the per-address cap (default 200) for the socket figure,
+    # the deployed backpressure (QUESTHALL_MAX_IN_FLIGHT, default 2,000) is kept: with 20,000 the gateway queued
+    # far more than the bus serves and every command timed out (10,000 games: achieved 4/s, p50 17.9 s);
     # and the per-address read admission (200 reads, then 100/s: it closed most of 1,000 sockets opening at once 4429)
     genv = {**env, "QUESTHALL_TOKEN_KEYS": "bench-key", "QUESTHALL_LOG_LEVEL": "error",
-            "QUESTHALL_WS_PER_ADDRESS": "20000", "QUESTHALL_WS_MAX": "20000", "QUESTHALL_MAX_IN_FLIGHT": "20000",
+            "QUESTHALL_WS_PER_ADDRESS": "20000", "QUESTHALL_WS_MAX": "20000",
             "QUESTHALL_READ_RATE": "0", "QUESTHALL_READS_IN_FLIGHT": "0",
             "QUESTHALL_PROFILE": str(workdir / "gateway.prof"), "QUESTHALL_PROFILE_AT": "signal"}
     procs = [_service(["worker", "--title", "toy"], env, workdir / "worker2.log"),
@@ -362,7 +365,7 @@ async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir:
         gids = await load.setup_games(client, max(sizes), f"ol{random.randrange(1 << 20):x}-")
         conf = {"root": str(ROOT), "url": url, "namespace": settings.namespace, "partitions": settings.partitions}
         res["open_loop"] = {}
-        for n in sizes:
+        for n in () if gateway_only else sizes:
             res["open_loop"][str(n)] = {}
             for mean in (1.0, 0.2):
                 procs_n = load.generator_processes(n, mean)
@@ -388,6 +391,8 @@ async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir:
                 except Exception as exc:  # noqa: BLE001 - recorded, the other figures still written
                     res["open_loop_gateway"][str(n)][f"{mean}"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
                 seats[:n] = await _seat_tokens(rc, settings, gids[:n])  # since = the games' versions now
+        if gateway_only:
+            return
         out("gateway CPU profile: 1,000 games at one command per second over WebSockets ...")
         await load.drain(rc, settings)
         await anyio.to_thread.run_sync(lambda: load.open_loop_split(  # profiled once the sockets are open
@@ -517,7 +522,8 @@ def table(res: dict) -> str:
                     rows.append((name, f"failed: {v['error']}"))
                     continue
                 gen = v.get("generator_processes", 1)
-                rows.append((name, f"offered {v['offered_per_s']:,.0f}/s, achieved {v['achieved_per_s']:,.0f}/s, p50 {v['p50_ms']:.1f} ms, "
+                refused = f", refused {v['refused_per_s']:,.0f}/s" if "refused_per_s" in v else ""
+                rows.append((name, f"offered {v['offered_per_s']:,.0f}/s, achieved {v['achieved_per_s']:,.0f}/s{refused}, p50 {v['p50_ms']:.1f} ms, "
                              f"p99 {v['p99_ms']:.1f} ms, p99.9 {v['p999_ms']:.1f} ms; load generator {v['generator_cpu_share']:.0%} "
                              f"of a core ({gen} process{'es' if gen > 1 else ''})"))
     if "capacity_games_p99_50ms" in res:
@@ -563,7 +569,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="runs per figure (the median is reported; at least 3)")
     ap.add_argument("--seconds", type=float, default=4.0, help="length of one end-to-end run")
     ap.add_argument("--quick", action="store_true", help="the 3-minute subset (1,000 games, 1,000 sockets, 2 s runs)")
+    ap.add_argument("--only", choices=["gateway"], help="gateway: just the open loop through the gateway (printed as "
+                    "JSON, bench/results left alone)")
     a = ap.parse_args()
+    if a.only:
+        only_gateway(a.quick)
+        return
     runs = max(3, a.runs)
     if a.quick:
         a.seconds = min(a.seconds, 2.0)
@@ -594,6 +605,38 @@ def main() -> None:
     (RESULTS / "latest.md").write_text(md)
     print(md)
     print(f"(bench took {res['total_s']:.0f} s; wrote {RESULTS / 'latest.json'} and latest.md)")
+
+
+def only_gateway(quick: bool) -> None:
+    """``--only gateway``: the open-loop figures through the gateway (``open_loop_gateway``) on a
+    Redis of its own, printed as JSON with the load average before and after."""
+    import tests.toygame  # noqa: F401
+    from services.adapters.redis_store import Settings, connect
+
+    load.raise_open_files()
+    os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
+    started = time.monotonic()
+
+    def say(msg: str) -> None:
+        print(f"[{time.monotonic() - started:5.0f} s] {msg}", file=sys.stderr, flush=True)
+
+    async def go(url: str, workdir: Path, redis_pid: int) -> dict:
+        settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
+        env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": settings.namespace,
+               "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_EXTRA_TITLES": "tests.toygame",
+               "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
+        res: dict = {}
+        r = connect(url)
+        await open_loop_figures(url, r, settings, env, workdir, say, res, quick=quick, redis_pid=redis_pid, gateway_only=True)
+        await r.aclose()
+        return res
+
+    before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="qh-bench-") as d:
+        with server.redis(Path(d)) as (url, redis_pid):
+            res = anyio.run(lambda: go(url, Path(d), redis_pid))
+    res["load_average_before_after"] = [before, os.getloadavg()]
+    print(json.dumps(res, indent=2))
 
 
 if __name__ == "__main__":

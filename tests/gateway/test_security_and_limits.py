@@ -443,6 +443,48 @@ def test_a_saturated_gateway_refuses_commands_fast_with_503_and_retry_after(gate
         anyio.run(main, running.url)
 
 
+def test_a_flood_of_socket_commands_over_the_in_flight_bound_is_refused_fast_and_nothing_is_lost(gateway):
+    """Issue 11 (the gateway open loop collapsed at 10,000 games): a replica with room for one
+    outcome (``max_in_flight=1``) and a socket sending 12 commands at once answers a prefix of
+    them, in order, then closes 1013 ``overloaded`` well before the outcome timeout (10 s) -- no
+    command left waiting. None is lost: each unanswered id sent again (same id, another replica)
+    gets its outcome (stored, or decided now), never ``overloaded`` or ``outcome_timeout``."""
+    tiny = make_config(max_in_flight=1)
+
+    async def main(url: str):
+        async with Gateway(gateway.url) as main_gw, Gateway(url) as gw:
+            gid, (a, _b) = await _seated(main_gw)
+            a2 = gw.seat(gid, a.seat, a.token)
+            ids = [f"flood-{i}" for i in range(12)]
+            answered: list[str] = []
+            t0 = time.monotonic()
+            async with a2.subscribe() as sub:
+                for cid in ids:
+                    await sub.send(a2.ws_command(Bid(quests=1), cid))
+                with pytest.raises(ConnectionClosed) as ce:
+                    while True:
+                        m = await sub.recv(timeout=8)
+                        if m.get("type") == "outcome":
+                            answered.append(m["command_id"])
+            assert ce.value.rcvd.code == 1013, ce.value.rcvd
+            assert time.monotonic() - t0 < 8, "the refusal waited for timeouts"
+            assert answered == ids[:len(answered)] and len(answered) < len(ids), answered
+            rest = ids[len(answered):]
+            async with a.subscribe() as sub:  # the same messages again, on a socket of a replica with room
+                for cid in rest:
+                    await sub.send(a2.ws_command(Bid(quests=1), cid))
+                again = []
+                while len(again) < len(rest):
+                    m = await sub.recv(timeout=8)
+                    assert m.get("type") != "error", m
+                    if m.get("type") == "outcome":
+                        again.append(m["command_id"])
+            assert again == rest
+
+    for running in run_gateway(gateway.settings, tiny):
+        anyio.run(main, running.url)
+
+
 def test_the_generated_key_warnings_say_what_they_mean_and_whether_to_act(capfd):
     """Without QUESTHALL_TOKEN_KEYS / QUESTHALL_RECEIPT_KEYS the gateway makes random keys and
     warns once each; a newcomer running ``make demo`` learns from the line that it needs nothing
