@@ -19,7 +19,9 @@ Close codes: 4400 bad ``since``, 4401 token missing/invalid/expired, 4403 token 
 game or seat, 4404 no such game, 4429 too many sockets (``QUESTHALL_WS_PER_ADDRESS``,
 ``QUESTHALL_WS_MAX``), 1009 message larger than ``QUESTHALL_WS_MAX_MESSAGE``, 1011 internal
 error, 1013 overloaded or Redis unavailable (a command arrived while the gateway process waits
-for ``QUESTHALL_MAX_IN_FLIGHT`` outcomes, or Redis is down: reconnect after a second).
+for ``QUESTHALL_MAX_IN_FLIGHT`` outcomes, or Redis is down: reconnect after a second). On
+1013 ``overloaded`` the outcomes of the commands before the refused one are sent first; the
+refused one and every later one of the socket were not sent to the bus: send them again.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ class _Pusher:
         self.address = address
         self.first = True
         """Its first catch-up is one read of its address unless shared (read admission)."""
+        self.refusing = False
+        """A command of the socket was refused ``overloaded``: the socket closes 1013 once the
+        outcomes before it are out, and sends none of the commands after it to the bus."""
         self.claims = claims
         self.socket = socket
         self.game_id = game_id
@@ -267,6 +272,8 @@ async def _command(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
     sent, replied = mine
     try:
         await prev[0]
+        if pusher.refusing:  # a command before it was refused: so is this one (the client sends it again)
+            return
         try:
             if not await gw.still_held(claims):
                 raise ApiError(401, "token_revoked", "The seat token is void: its holder left the seat and another player took it.")
@@ -277,6 +284,7 @@ async def _command(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
         except ApiError as exc:
             _set(sent)
             if exc.code == "overloaded":  # back off: the client reconnects (since = its last version) later
+                pusher.refusing = True
                 await prev[1]
                 await socket.close(1013, "overloaded: try again in a second")
                 scope.cancel()
