@@ -257,6 +257,9 @@ async def _gateway_loop(gateway_url: str, seats: list[tuple[str, str, int]], mea
             async with sem:
                 ws = await ws_connect(f"{ws_base}/v1/games/{gid}/seats/0/ws?since={since}", open_timeout=60,
                                       ping_interval=None, max_queue=256, additional_headers={"Authorization": f"Bearer {token}"})
+            if closing:  # reconnected as the run ended
+                await ws.close()
+                return
             socks[gid] = ws
             tg.start_soon(reader, gid, ws)
 
