@@ -427,6 +427,49 @@ async def open_loop_figures(url: str, r: Any, settings: Any, env: dict, workdir:
         await rc.aclose()
 
 
+async def open_loop_bus_only(url: str, runs: int, workdir: Path, out: Any, redis_pid: int | None = None) -> dict:
+    """Only ``open_loop["1000"]["1.0"]`` (issue 11): fresh toy worker and projector, 1,000 toy
+    games, ``runs`` open-loop runs of 8 s through the bus; the median run by p99 under the usual
+    name, every run under ``open_loop_bus_runs`` (with the load average before each)."""
+    import tests.toygame  # noqa: F401
+    from services.adapters.client import BusClient
+    from services.adapters.redis_store import Settings, connect
+
+    settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
+    env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": settings.namespace,
+           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_EXTRA_TITLES": "tests.toygame",
+           "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
+    procs = [_service(["worker", "--title", "toy"], env, workdir / "worker.log"),
+             _service(["projector"], env, workdir / "projector.log")]
+    pids = {"worker": procs[0].pid, "projector": procs[1].pid}
+    if redis_pid:
+        pids["redis"] = redis_pid
+    rc = connect(url, max_connections=64)
+    res: dict[str, Any] = {"open_loop": {"1000": {}}, "open_loop_bus_runs": []}
+    try:
+        client = BusClient(rc, settings, timeout=60)
+        out("setting up 1,000 toy games ...")
+        gids = await load.setup_games(client, 1000, f"ol{random.randrange(1 << 20):x}-")
+        conf = {"root": str(ROOT), "url": url, "namespace": settings.namespace, "partitions": settings.partitions}
+        for i in range(runs):
+            await load.drain(rc, settings)
+            la = os.getloadavg()
+            got = await _measured(pids, lambda i=i: load.open_loop_split(
+                "bus", conf, gids, 1.0, 8.0, 1010 + i, load.generator_processes(1000, 1.0)))
+            got["load_average_before"] = la
+            out(f"  run {i + 1}: p50 {got['p50_ms']:.1f} ms, p99 {got['p99_ms']:.1f} ms, p99.9 {got['p999_ms']:.1f} ms "
+                f"(load {la[0]:.2f})")
+            res["open_loop_bus_runs"].append(got)
+        by_p99 = sorted(res["open_loop_bus_runs"], key=lambda g: g["p99_ms"])
+        res["open_loop"]["1000"]["1.0"] = by_p99[len(by_p99) // 2]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        await rc.aclose()
+    return res
+
+
 async def _measured(pids: dict[str, int], run: Any) -> dict[str, Any]:
     """``run()`` (a blocking open-loop run of generator processes) in a thread, with the CPU share
     of each service process over it (``cpu_share``; the generators' own is ``generator_cpu_share``)."""
@@ -569,10 +612,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="runs per figure (the median is reported; at least 3)")
     ap.add_argument("--seconds", type=float, default=4.0, help="length of one end-to-end run")
     ap.add_argument("--quick", action="store_true", help="the 3-minute subset (1,000 games, 1,000 sockets, 2 s runs)")
-    ap.add_argument("--only", choices=["gateway"], help="gateway: just the open loop through the gateway (printed as "
-                    "JSON, bench/results left alone)")
+    ap.add_argument("--only", choices=["gateway", "open_loop_bus"],
+                    help="gateway: just the open loop through the gateway; open_loop_bus: just open_loop['1000']['1.0'] "
+                    "(both printed as JSON, bench/results left alone)")
     a = ap.parse_args()
-    if a.only:
+    if a.only == "gateway":
         only_gateway(a.quick)
         return
     runs = max(3, a.runs)
@@ -592,6 +636,10 @@ def main() -> None:
             def say(msg: str) -> None:
                 print(f"[{time.monotonic() - started:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
+            if a.only == "open_loop_bus":
+                res = anyio.run(lambda: open_loop_bus_only(url, runs, workdir, say, redis_pid))
+                print(json.dumps(res, indent=2))
+                return
             res = anyio.run(lambda: measure(url, runs, a.seconds, workdir, say, quick=a.quick, redis_pid=redis_pid))
     res["when"] = time.strftime("%Y-%m-%d", time.gmtime())
     res["machine"] = (f"{os.cpu_count()} cores (load average {load_before:.1f} before the run), "
