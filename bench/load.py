@@ -313,6 +313,9 @@ def _child(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, sec
     sys.path.insert(0, conf["root"])
     os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
     raise_open_files()
+    from services.runtime import logs
+
+    logs.configure()  # its warnings (e.g. inbox_fallback) to stderr, not into ``--only``'s JSON on stdout
 
     def ready() -> float:
         barrier[0].wait()  # every generator process (and the parent) ready
