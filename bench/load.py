@@ -181,13 +181,18 @@ async def _open_loop(gids: list[str], mean_s: float, seconds: float, seed: int, 
 def _summary(parts: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     """The open-loop figures of one or more generator processes' results (latencies merged)."""
     lat = [x for p in parts for x in p["lat"]]
+    lags = [x for p in parts for x in p.get("loop_lag", [])]
+    gcs = [x for p in parts for x in p.get("gc_pauses", [])]
     span = max(p["span"] for p in parts)
     return {"p50_ms": pct(lat, 0.5) * 1000, "p99_ms": pct(lat, 0.99) * 1000, "p999_ms": pct(lat, 0.999) * 1000,
             "offered_per_s": sum(p["sent"] for p in parts) / seconds,
             "achieved_per_s": sum(p["answered"] for p in parts) / span,
             "unanswered": sum(p["unanswered"] for p in parts),
             "refused_per_s": sum(p.get("refused", 0) for p in parts) / seconds,
-            "generator_cpu_share": sum(p["cpu"] for p in parts) / span, "generator_processes": len(parts)}
+            "generator_cpu_share": sum(p["cpu"] for p in parts) / span, "generator_processes": len(parts),
+            **({"generator_loop_lag_p99_ms": pct(lags, 0.99) * 1000, "generator_loop_lag_max_ms": max(lags, default=0) * 1000,
+                "generator_gc_pause_max_ms": max(gcs, default=0) * 1000, "generator_gc_pauses_over_5ms": sum(g > 0.005 for g in gcs)}
+               if any("loop_lag" in p for p in parts) else {})}
 
 
 async def open_loop(bus: Any, gids: list[str], mean_s: float, seconds: float, seed: int) -> dict[str, float]:
@@ -331,11 +336,37 @@ def _child(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, sec
         bus = CommandBus(r, Settings(url=conf["url"], namespace=conf["namespace"], partitions=conf["partitions"]))
         try:
             start_wall = await anyio.to_thread.run_sync(ready)
-            return await _bus_loop(bus, items, mean_s, seconds, seed, time.monotonic() + (start_wall - time.time()))
+            lags: list[float] = []
+
+            async def lag_probe() -> None:  # the generator's own event-loop lag: a 10 ms sleep's overshoot
+                while True:
+                    t = time.monotonic()
+                    await anyio.sleep(0.01)
+                    lags.append(time.monotonic() - t - 0.01)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lag_probe)
+                got = await _bus_loop(bus, items, mean_s, seconds, seed, time.monotonic() + (start_wall - time.time()))
+                tg.cancel_scope.cancel()
+            got["loop_lag"] = lags
+            got["gc_pauses"] = pauses
+            return got
         finally:
             await bus.aclose()  # its inbox reader first: a pool closed under it reads as a lost connection
             await r.aclose()
 
+    import gc
+
+    pauses: list[float] = []  # seconds of every collection in this generator process
+    gc_t0 = [0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            gc_t0[0] = time.perf_counter()
+        else:
+            pauses.append(time.perf_counter() - gc_t0[0])
+
+    gc.callbacks.append(on_gc)
     from services.cli import _loop_options
 
     try:  # the generator runs on uvloop like the services (QUESTHALL_UVLOOP=0: asyncio's loop), so its
