@@ -218,6 +218,14 @@ async def replay_rate(r: Any, settings: Any) -> tuple[float, int, int]:
     return events / (time.perf_counter() - t0), len(gids), events
 
 
+def _service_env(url: str, settings: Any) -> dict[str, str]:
+    """The environment of the bench's worker, projector and gateway processes: this Redis and
+    namespace, the toy title, JSON logs at warning level."""
+    return {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": settings.namespace,
+            "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_EXTRA_TITLES": "tests.toygame",
+            "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
+
+
 def _service(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     from tests.faults import child_dies_with_parent
 
@@ -258,9 +266,7 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any, 
     out("the append script alone ...")
     res["lua_append_per_s"] = median([await load.lua_append_rate(r, settings) for _ in range(runs)])
 
-    env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": settings.namespace,
-           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_EXTRA_TITLES": "tests.toygame",
-           "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
+    env = _service_env(url, settings)
     procs = [_service(["worker", "--title", "toy"], env, workdir / "worker.log"),
              _service(["projector"], env, workdir / "projector.log")]
     pids = {"worker": procs[0].pid, "projector": procs[1].pid, "client": os.getpid()}
@@ -436,9 +442,7 @@ async def open_loop_bus_only(url: str, runs: int, workdir: Path, out: Any, redis
     from services.adapters.redis_store import Settings, connect
 
     settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
-    env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": settings.namespace,
-           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_EXTRA_TITLES": "tests.toygame",
-           "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
+    env = _service_env(url, settings)
     procs = [_service(["worker", "--title", "toy"], env, workdir / "worker.log"),
              _service(["projector"], env, workdir / "projector.log")]
     pids = {"worker": procs[0].pid, "projector": procs[1].pid}
@@ -670,9 +674,7 @@ def only_gateway(quick: bool) -> None:
 
     async def go(url: str, workdir: Path, redis_pid: int) -> dict:
         settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
-        env = {**os.environ, "REDIS_URL": url, "QUESTHALL_NAMESPACE": settings.namespace,
-               "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_EXTRA_TITLES": "tests.toygame",
-               "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
+        env = _service_env(url, settings)
         res: dict = {}
         r = connect(url)
         await open_loop_figures(url, r, settings, env, workdir, say, res, quick=quick, redis_pid=redis_pid, gateway_only=True)

@@ -19,6 +19,7 @@ import msgspec
 import typer
 from rich.console import Console
 
+from services.kernel.text import counted
 from services.runtime import logs
 
 app = typer.Typer(help="Questhall: an event-sourced backend for turn-based tabletop games.", no_args_is_help=True,
@@ -611,8 +612,6 @@ def archive_cmd(older_than_days: Annotated[float, typer.Option("--older-than-day
             console.print(f"Archived {game} ({size} bytes).")
             return
         done = await archive_older(r, _settings(url), older_than_days)
-        from services.audit.verify import counted
-
         console.print(f"Archived {counted(len(done), 'game')}.")
 
     _run_on_redis(main, url=url, refused=(GameNotFound, NotArchivable))
@@ -661,8 +660,6 @@ def rebuild_cmd(redis: Annotated[str | None, typer.Option("--redis", help="Run a
             await r.aclose()
 
     n = anyio.run(main)
-    from services.audit.verify import counted
-
     console.print(f"Rebuilt the read models of {counted(n, 'game')}.")
 
 
@@ -678,7 +675,7 @@ def options_text(opts: dict) -> str:
 
 def seat_range(lo: int, hi: int, label: str = "") -> str:
     """``1 seat``, ``2 seats``, ``2-6 seats``, with the title's label: ``1 seat (solo)``."""
-    n = f"{lo} seat{'s' if lo != 1 else ''}" if lo == hi else f"{lo}-{hi} seats"
+    n = counted(lo, "seat") if lo == hi else f"{lo}-{hi} seats"
     return f"{n} ({label})" if label else n
 
 

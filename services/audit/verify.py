@@ -52,6 +52,7 @@ from services.kernel.hashing import GENESIS, canonical_builtins, command_hash_of
 from services.kernel.registry import Codec
 from services.kernel.registry import codec as get_codec
 from services.kernel.runner import stamp
+from services.kernel.text import counted
 
 FORMAT = "questhall-bundle/1"
 
@@ -109,11 +110,6 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
             where = f" at version {self.first_bad_version}" if self.first_bad_version is not None else ""
             return f"{head}: first divergence{where}: {self.reason} [{counts}]"
         return f"{head}: {self.reason} [{counts}]"
-
-
-def counted(n: int, word: str) -> str:
-    """``1 event``, ``0 events``, ``2 events``."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 class SeedNotRevealed(Exception):

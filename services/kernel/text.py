@@ -69,3 +69,9 @@ def escape(s: str) -> str:
     if _first_control(s) is None:
         return s
     return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in _REFUSED else ch for ch in s)
+
+
+def counted(n: int, word: str) -> str:
+    """``n`` and a regular English noun in its number: ``1 event``, ``0 events``, ``2 events``
+    (the messages of the CLI, the audit and the cards; ``word`` takes a plain ``s``)."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
