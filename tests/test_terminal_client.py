@@ -200,3 +200,20 @@ def test_play_with_an_unknown_title_names_the_known_ones_in_one_line():
     out = " ".join(res.output.split())
     assert out.startswith("Unknown title 'nope'; known: ") and "orion_duel" in out and "questeros" in out
     assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+@pytest.mark.parametrize(("given", "said"), [("", "at the end of input"), ("quit\n", "as asked")])
+def test_quit_or_the_end_of_input_stops_with_status_1_and_says_so(given, said):
+    """``quit`` or the end of input (Ctrl-D, stdin from /dev/null) stops with exit status 1 and one
+    line saying so (it stopped in silence; a newcomer's finding)."""
+    import anyio
+
+    term, lines, _ = _terminal("orion_duel")
+
+    async def read_line() -> str:
+        return given
+
+    term.read_line = read_line
+    anyio.run(term._read)
+    assert term.code == 1 and term.done.is_set()
+    assert lines[-1] == f"Stopped {said} (exit status 1); game g1 goes on without this terminal."

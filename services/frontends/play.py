@@ -143,6 +143,8 @@ class Terminal:
         while True:
             line = await self.read_line()
             if line == "" or line.strip() in ("quit", "exit"):  # "": end of input (Ctrl-D, /dev/null), as quit
+                why = "at the end of input" if line == "" else "as asked"
+                self.out(f"Stopped {why} (exit status 1); game {self.client.game_id} goes on without this terminal.")
                 self.stop(1)
                 return
             words = line.strip().split()
