@@ -289,6 +289,8 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                         seats = default_seats_for(name, 0)
                         tg.start_soon(lambda name=name, seats=seats: play_server_game(client, name, seats, stats[name], absent=False))
                         tg.start_soon(lambda name=name, seats=seats: play_server_game(client, name, seats, stats[name], absent=True))
+                    # a timed title's bar had no total: it read "4/?" and its clock ran on after it ended
+                    progress.update(task, total=progress.tasks[task].completed)
             await sdk_client.aclose()
             console.print("Verifying replay of every game ...")
             for name in names:
