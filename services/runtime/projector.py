@@ -275,11 +275,16 @@ class Projector:
     def _coalesce(self, gid: str, rows: list[tuple[str, dict]], log_stream: str) -> tuple[lifecycle.Game, tuple[list, list], bool] | None:
         """The projection of ``rows`` (one game's entries of a batch) from the cached state and the
         payloads they carry: ``(state after, (keys, args) of the script, lobby changed)``; None
-        if the cache cannot be used (absent, or a gap between it and the entries)."""
+        if the cache cannot be used (absent, or a gap between it and the entries). A game not in
+        the cache whose entries start at version 1 starts from the empty game (its script's
+        compare-and-set on the applied version 0 says whether another projector was first), so a
+        new game costs no read of its stream or of ``applied``."""
         game = self.cache.get(gid)
-        if game is None:
-            return None
         title_name = rows[-1][1][b"t"].decode()
+        if game is None:
+            if min(int(f[b"v"]) for _, f in rows) != 1:
+                return None
+            game = lifecycle.new_game(gid, title_name)
         codec = get_codec(title_name)
         new: list[EventEnvelope] = []
         nxt = game.version + 1
