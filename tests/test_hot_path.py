@@ -144,3 +144,54 @@ def test_the_worker_and_log_services_run_on_uvloop_unless_switched_off(monkeypat
         return type(asyncio.get_running_loop())
 
     assert (anyio.run(loop_type, **cli._loop_options(default)) is uvloop.Loop) is on_uvloop
+
+
+def test_a_create_of_a_new_game_reads_nothing_and_a_taken_id_is_still_refused(settings):
+    """A batch's ``CreateGame`` of a game the worker has not cached is decided on the empty game
+    without reading it (its append script checks the version); a create of an id a game already
+    has conflicts there, and the retry loads the game and refuses it (``game_exists``)."""
+    from schemas.envelope import CreateGame, Rejected
+
+    async def main():
+        k = settings.keys
+        async with bus_client(settings) as (r, c):
+            gids = ids_by_partition(settings, "cr")
+            envs = [CommandEnvelope(command_id=f"cr{i}", game_id=ids[0], title="toy", body=CreateGame(seats=2, options={}))
+                    for i, ids in enumerate(gids)]
+            async with r.pipeline(transaction=False) as pipe:
+                for e in envs:
+                    pipe.xadd(k.commands(k.partition(e.game_id), "toy"), {"c": msgspec.msgpack.encode(e)})
+                await pipe.execute()
+            from services.adapters import scripts
+
+            for script in (scripts.APPEND, scripts.REJECT):  # as a running worker has (after NOSCRIPT it loads them and reads the games)
+                await r.script_load(script)
+            w = Worker(r, settings, "toy", consumer="one")
+            loads = []
+            real = w.store.load_game
+
+            async def load_game(*a, **kw):
+                loads.append(a[1])
+                return await real(*a, **kw)
+
+            w.store.load_game = load_game  # type: ignore[method-assign]
+            async with anyio.create_task_group() as tg:
+                await tg.start(w.run)
+                outs = [await c.bus.wait(e.game_id, e.command_id, timeout=30) for e in envs]
+                assert all(isinstance(o, Accepted) and o.version == 1 for o in outs), outs
+                assert loads == []
+                w2 = Worker(r, settings, "toy", consumer="two")  # another replica: nothing cached
+                w2.store.load_game = load_game  # type: ignore[method-assign]
+                again = CommandEnvelope(command_id="cr-again", game_id=envs[0].game_id, title="toy",
+                                        body=CreateGame(seats=3, options={}))
+                tg.cancel_scope.cancel()
+            await c.bus.send(again)
+            async with anyio.create_task_group() as tg:
+                await tg.start(w2.run)
+                out = await c.bus.wait(again.game_id, again.command_id, timeout=30)
+                tg.cancel_scope.cancel()
+            assert isinstance(out, Rejected) and out.code == "game_exists", out
+            assert loads == [again.game_id]  # the conflict's retry read it
+            assert int(await r.hget(k.game(again.game_id, "meta"), "version")) == 1
+
+    anyio.run(main)

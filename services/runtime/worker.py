@@ -315,11 +315,15 @@ class Worker:
         self.rejected += 1
         log.debug("command_rejected", title=self.title.name, game_id=env.game_id, command_id=env.command_id, code=code)
 
-    async def _states(self, game_ids: list[str]) -> dict[str, tuple[lifecycle.Game, bytes | None] | Exception]:
+    async def _states(self, game_ids: list[str], creates: set[str] = frozenset()  # type: ignore[assignment]
+                      ) -> dict[str, tuple[lifecycle.Game, bytes | None] | Exception]:
         """Each game's state and seed: from the cache, else loaded (concurrently) from Redis.
 
-        A game that cannot be loaded maps to its exception: a :class:`Rejection` (a game of
-        another title) or an error (e.g. ``CorruptEvent``); a connection error propagates.
+        ``creates``: games not cached whose first command of the batch is a ``CreateGame``: taken
+        as not created yet (the empty game, no read; the append script's version check answers
+        a conflict if the id is taken, and the retry loads it). A game that cannot be loaded maps
+        to its exception: a :class:`Rejection` (a game of another title) or an error (e.g.
+        ``CorruptEvent``); a connection error propagates.
         """
         out: dict[str, tuple[lifecycle.Game, bytes | None] | Exception] = {}
         missing = []
@@ -328,6 +332,8 @@ class Worker:
             if g is not None:
                 self.cache.move_to_end(gid)
                 out[gid] = (g, self.seeds.get(gid))
+            elif gid in creates:
+                out[gid] = (lifecycle.new_game(gid, self.title.name), None)
             else:
                 missing.append(gid)
 
@@ -361,7 +367,9 @@ class Worker:
                 return
             if attempt:  # another replica moved a game on: back off a little, with jitter
                 await anyio.sleep(random.uniform(0, min(0.002 * attempt, 0.05)))
-            states = await self._states(list(by_game))
+            # first try: a game whose batch starts with its create is not read (see _states)
+            creates = {g for g, js in by_game.items() if isinstance(js[0].cmd.body, CreateGame)} if not attempt else set()
+            states = await self._states(list(by_game), creates)
             over = [g for g, st in states.items() if isinstance(st, tuple) and st[0].status in ended.ENDED]
             if over:  # a retry's first outcome may be in its packed record (services/adapters/ended.py)
                 await ended.prime(self.r, self.keys, over)
