@@ -221,3 +221,42 @@ async def _until_value(get, timeout: float = 30.0):
         assert time.monotonic() < deadline, "condition not reached in time"
         await anyio.sleep(0.05)
     return v
+
+
+async def _pop_calls(admin) -> dict[str, int]:
+    stats = await admin.info("commandstats")
+    return {c: int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("blmpop", "lpop")}
+
+
+def test_an_outcome_in_a_later_partitions_list_is_not_held_behind_a_full_first_list(settings):
+    """``BLMPOP`` pops from the first non-empty list only: with the first partition's list
+    holding three pops' worth, the outcome waiting in the last partition's list is delivered by
+    the reader's first ``BLMPOP`` and the one drain of every list after it (``LPOP`` each), not
+    after three more pops (issue 11: under load the first lists won every call and a later
+    partition's outcomes waited 100-350 ms for a pop)."""
+    from services.adapters.redis_store import ENC
+
+    async def main():
+        r = connect(settings.url)
+        admin = connect(settings.url)
+        bus = CommandBus(r, settings)
+        k = settings.keys
+        try:
+            gid = next(g for g in (f"g-late-{i}" for i in range(1000)) if k.partition(g) == settings.partitions - 1)
+            full = [ENC.encode(Accepted(command_id=f"x{i}", game_id="g-nobody", version=1, events=1))
+                    for i in range(3 * inbox_module.POP_COUNT)]
+            await admin.rpush(k.inbox(0, bus.inbox.name), *full)
+            await admin.rpush(k.inbox(settings.partitions - 1, bus.inbox.name),
+                              ENC.encode(Accepted(command_id="c-late", game_id=gid, version=1, events=1)))
+            before = await _pop_calls(admin)
+            with anyio.fail_after(30):
+                out = await bus.inbox.expect(gid, "c-late")
+            after = await _pop_calls(admin)
+            assert out.command_id == "c-late" and bus.inbox.delivered == 1 and bus.inbox.fallbacks == 0
+            assert {c: after[c] - before[c] for c in after} == {"blmpop": 1, "lpop": settings.partitions}
+        finally:
+            await bus.aclose()
+            await r.aclose()
+            await admin.aclose()
+
+    anyio.run(main)
