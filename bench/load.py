@@ -190,6 +190,7 @@ def _summary(parts: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
             "unanswered": sum(p["unanswered"] for p in parts),
             "refused_per_s": sum(p.get("refused", 0) for p in parts) / seconds,
             "generator_cpu_share": sum(p["cpu"] for p in parts) / span, "generator_processes": len(parts),
+            **({"inbox_fallbacks": sum(p.get("inbox_fallbacks", 0) for p in parts)} if any("inbox_fallbacks" in p for p in parts) else {}),
             **({"generator_loop_lag_p99_ms": pct(lags, 0.99) * 1000, "generator_loop_lag_max_ms": max(lags, default=0) * 1000,
                 "generator_gc_pause_max_ms": max(gcs, default=0) * 1000, "generator_gc_pauses_over_5ms": sum(g > 0.005 for g in gcs)}
                if any("loop_lag" in p for p in parts) else {})}
@@ -336,20 +337,22 @@ def _child(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, sec
         bus = CommandBus(r, Settings(url=conf["url"], namespace=conf["namespace"], partitions=conf["partitions"]))
         try:
             start_wall = await anyio.to_thread.run_sync(ready)
-            lags: list[float] = []
+            lags: list[tuple[float, float]] = []  # (monotonic, seconds)
 
             async def lag_probe() -> None:  # the generator's own event-loop lag: a 10 ms sleep's overshoot
                 while True:
                     t = time.monotonic()
                     await anyio.sleep(0.01)
-                    lags.append(time.monotonic() - t - 0.01)
+                    lags.append((t, time.monotonic() - t - 0.01))
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(lag_probe)
-                got = await _bus_loop(bus, items, mean_s, seconds, seed, time.monotonic() + (start_wall - time.time()))
+                start = time.monotonic() + (start_wall - time.time())
+                got = await _bus_loop(bus, items, mean_s, seconds, seed, start)
                 tg.cancel_scope.cancel()
-            got["loop_lag"] = lags
-            got["gc_pauses"] = pauses
+            got["loop_lag"] = [lag for t, lag in lags if t >= start]  # the run's (the probe starts before it)
+            got["inbox_fallbacks"] = bus.inbox.fallbacks  # outcomes its inbox did not deliver in 0.5 s
+            got["gc_pauses"] = [d for t, d in pauses if t >= start]  # the run's: not its start-up's (25-38 ms each)
             return got
         finally:
             await bus.aclose()  # its inbox reader first: a pool closed under it reads as a lost connection
@@ -357,14 +360,15 @@ def _child(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, sec
 
     import gc
 
-    pauses: list[float] = []  # seconds of every collection in this generator process
+    pauses: list[tuple[float, float]] = []  # (monotonic end, seconds) of every collection in this generator process
     gc_t0 = [0.0]
 
     def on_gc(phase: str, info: dict) -> None:
         if phase == "start":
-            gc_t0[0] = time.perf_counter()
+            gc_t0[0] = time.monotonic()
         else:
-            pauses.append(time.perf_counter() - gc_t0[0])
+            now = time.monotonic()
+            pauses.append((now, now - gc_t0[0]))
 
     gc.callbacks.append(on_gc)
     from services.cli import _loop_options
