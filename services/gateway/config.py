@@ -16,7 +16,8 @@ variable                       meaning                                          
 ``QUESTHALL_RATE_PER_SEAT``    commands per seat per ``QUESTHALL_RATE_WINDOW``        30
 ``QUESTHALL_RATE_WINDOW``      rate window, seconds                                   1
 ``QUESTHALL_COMMAND_TIMEOUT``  seconds a submit waits for the outcome                 10
-``QUESTHALL_MAX_IN_FLIGHT``    commands one gateway process waits for at once; a      2000
+``QUESTHALL_MAX_IN_FLIGHT``    submits one gateway process handles at once (from     2000
+                               their rate check to their outcome); a
                                submit beyond it is refused at once with ``503
                                overloaded`` + ``Retry-After`` (socket: close 1013)
 ``QUESTHALL_REDIS_CONNECTIONS`` the gateway process's Redis connection pool (a         48
