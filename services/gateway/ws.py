@@ -19,7 +19,7 @@ Close codes: 4400 bad ``since``, 4401 token missing/invalid/expired, 4403 token 
 game or seat, 4404 no such game, 4429 too many sockets (``QUESTHALL_WS_PER_ADDRESS``,
 ``QUESTHALL_WS_MAX``), 1009 message larger than ``QUESTHALL_WS_MAX_MESSAGE``, 1011 internal
 error, 1013 overloaded or Redis unavailable (a command arrived while the gateway process handles
-for ``QUESTHALL_MAX_IN_FLIGHT`` submits, or Redis is down: reconnect after a second). On
+``QUESTHALL_MAX_IN_FLIGHT`` submits, or Redis is down: reconnect after a second). On
 1013 ``overloaded`` the outcomes of the commands before the refused one are sent first; the
 refused one and every later one of the socket were not sent to the bus: send them again.
 """

@@ -419,25 +419,37 @@ def test_commands_sent_over_the_seat_socket_get_their_outcome(gateway):
 def test_a_saturated_gateway_refuses_commands_fast_with_503_and_retry_after(gateway):
     """A replica whose in-flight bound is reached (here 0: every outcome would exceed it) refuses
     a submit at once with 503 overloaded + Retry-After, over a socket with close 1013, and
-    sends nothing: the game does not move."""
+    sends nothing: the game does not move, and the seat's rate count does not move either (the
+    bound is checked before the rate check's round trip: a saturated replica does no Redis work
+    for a command it refuses)."""
     full = make_config(max_in_flight=0)
 
+    async def rate_counts(r, gid: str) -> dict:
+        return {key: await r.get(key) async for key in r.scan_iter(match=f"*:gw:rate:{gid}:*")}
+
     async def main(url: str):
+        r = connect(gateway.settings.url)
         async with Gateway(gateway.url) as main_gw, Gateway(url) as gw:
             gid, (a, _b) = await _seated(main_gw)
-            before = (await a.view())["version"]
+            await a.submit(Bid(quests=1))  # counted: the seat has a rate count
+            meta = gateway.settings.keys.game(gid, "meta")
+            before = int(await r.hget(meta, "version"))  # the game's own version (a view may lag)
+            counted = await rate_counts(r, gid)
+            assert counted
             a2 = gw.seat(gid, a.seat, a.token)
             with pytest.raises(GatewayError) as exc:
                 await a2.submit(Bid(quests=1))
             _refused(exc, 503, "overloaded")
             assert exc.value.retry_after == 1
+            assert await rate_counts(r, gid) == counted
             async with a2.subscribe() as sub:
                 await sub.send({"type": "command", "command": {"type": "questeros.bid", "quests": 1}, "command_id": "x1"})
                 with pytest.raises(ConnectionClosed) as ce:
                     while True:
                         await sub.recv(timeout=5)
                 assert ce.value.rcvd.code == 1013
-            assert (await a.view())["version"] == before  # nothing was sent
+            assert int(await r.hget(meta, "version")) == before  # nothing was sent
+        await r.aclose()
 
     for running in run_gateway(gateway.settings, full):
         anyio.run(main, running.url)
