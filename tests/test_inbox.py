@@ -260,3 +260,57 @@ def test_an_outcome_in_a_later_partitions_list_is_not_held_behind_a_full_first_l
             await admin.aclose()
 
     anyio.run(main)
+
+
+def test_a_command_registered_while_the_reader_gives_its_connection_back_gets_a_reader(settings):
+    """The reader stops when nothing waits, giving its connection back (an await): a command
+    registered in that moment found the reader task not done and started none, and waited for
+    the stored-outcome fallback (or the next command). Now a reader starts once the old one is
+    done, and the outcome comes from the inbox."""
+    import asyncio
+
+    from services.adapters.redis_store import ENC
+
+    async def main():
+        r = connect(settings.url)
+        admin = connect(settings.url)
+        bus = CommandBus(r, settings)
+        ib = bus.inbox
+        k = settings.keys
+        try:
+            gid = "g-handover"
+            reader = r.client()
+            giving_back, go_on = asyncio.Event(), asyncio.Event()
+            real_close = reader.aclose
+
+            async def slow_aclose():
+                giving_back.set()
+                await go_on.wait()
+                await real_close()
+
+            reader.aclose = slow_aclose
+            ib._reader = reader
+            first = ib.expect(gid, "c1")
+            await admin.rpush(k.inbox(k.partition(gid), ib.name), ENC.encode(Accepted(command_id="c1", game_id=gid, version=1, events=1)))
+            with anyio.fail_after(30):
+                await first
+                await giving_back.wait()  # the reader saw nothing waiting and gives its connection back
+            old = ib._tasks[0]
+            second = ib.expect(gid, "c2")  # registered now: the old reader is not done yet
+            assert ib._tasks[0] is old and not old.done()
+            go_on.set()
+            with anyio.fail_after(30):
+                await old
+                while ib._tasks[0] is old:  # the handover is scheduled with call_soon
+                    await asyncio.sleep(0)
+            assert not ib._tasks[0].done()
+            await admin.rpush(k.inbox(k.partition(gid), ib.name), ENC.encode(Accepted(command_id="c2", game_id=gid, version=2, events=1)))
+            with anyio.fail_after(30):
+                out = await second
+            assert out.version == 2 and ib.delivered == 2 and ib.fallbacks == 0
+        finally:
+            await bus.aclose()
+            await r.aclose()
+            await admin.aclose()
+
+    anyio.run(main)

@@ -98,6 +98,8 @@ class Inbox:
         self.fallbacks = 0
         """Outcomes resolved from the stored outcome instead (a counter)."""
         self._recheck = False
+        self._closing = False
+        """In :meth:`aclose`: a reader that stops starts no other."""
         self._reader: Any = None
         self._fallbacks_logged = 0
         self._fallback_logged_at = float("-inf")
@@ -152,13 +154,17 @@ class Inbox:
         """Stop the reader tasks and the sweep and give the reader's connection back (call it
         before closing the client; the waiters, if any, are left to their timeouts)."""
         tasks = [t for t in self._tasks if t is not None and not t.done()]
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            try:
-                await t
-            except BaseException:  # noqa: BLE001 - cancelled (or already failed): stopped either way
-                pass
+        self._closing = True
+        try:
+            for t in tasks:
+                t.cancel()
+            for t in tasks:
+                try:
+                    await t
+                except BaseException:  # noqa: BLE001 - cancelled (or already failed): stopped either way
+                    pass
+        finally:
+            self._closing = False
         self._tasks = []
 
     # -- the reader -------------------------------------------------------------------------
@@ -187,6 +193,11 @@ class Inbox:
                     await self._reader.aclose()  # its connection only (the pool is the process's)
                 except BaseException:  # noqa: BLE001 - cancelled at shutdown: the pool goes with the client
                     pass
+        if self.waiters and not self._closing:
+            # a command registered while this reader gave its connection back found it not done
+            # yet and started none: once this task is done, one starts (else that command waited
+            # for the stored-outcome fallback, or for the next command to start a reader)
+            asyncio.get_running_loop().call_soon(self._ensure_running)
 
     async def _read_with(self, reader: Any, lists: list[str]) -> None:
         delay = 0.05
