@@ -199,10 +199,11 @@ class Projector:
         steps: list[tuple[tuple[str, str], list[str], lifecycle.Game, Any]] = []
         slow: list[tuple[str, str]] = []
         lobby: list[lifecycle.Game] = []
+        stored = await self._stored_versions(by_game)
         for key, rows in by_game.items():
             log_stream, gid = key
             try:
-                step = self._coalesce(gid, rows, log_stream)
+                step = self._coalesce(gid, rows, log_stream, stored.get(gid, 0))
             except Exception:  # e.g. a payload no code can read: the stream path decides (and records it)
                 self.cache.pop(gid, None)
                 step = None
@@ -272,18 +273,36 @@ class Projector:
                 failed.update((log_stream, m) for m, _ in rows)
         return failed
 
-    def _coalesce(self, gid: str, rows: list[tuple[str, dict]], log_stream: str) -> tuple[lifecycle.Game, tuple[list, list], bool] | None:
+    async def _stored_versions(self, by_game: dict[tuple[str, str], list[tuple[str, dict]]]) -> dict[str, int]:
+        """The stored version (game metadata) of each game of the batch not cached whose entries
+        start at version 1, in one pipelined round trip: the new-game path of :meth:`_coalesce` is
+        taken only for a game that holds those versions (an archived game's metadata is gone, and
+        its log entries handed out again must not be projected back: the stream path finds
+        nothing and writes nothing)."""
+        gids = sorted({gid for (_, gid), rows in by_game.items()
+                       if gid not in self.cache and min(int(f[b"v"]) for _, f in rows) == 1})
+        if not gids:
+            return {}
+        async with self.r.pipeline(transaction=False) as pipe:
+            for gid in gids:
+                pipe.hget(self.keys.game(gid, "meta"), "version")
+            got = await pipe.execute()
+        return {gid: int(v or 0) for gid, v in zip(gids, got, strict=True)}
+
+    def _coalesce(self, gid: str, rows: list[tuple[str, dict]], log_stream: str, stored: int = 0
+                  ) -> tuple[lifecycle.Game, tuple[list, list], bool] | None:
         """The projection of ``rows`` (one game's entries of a batch) from the cached state and the
         payloads they carry: ``(state after, (keys, args) of the script, lobby changed)``; None
         if the cache cannot be used (absent, or a gap between it and the entries). A game not in
-        the cache whose entries start at version 1 starts from the empty game (its script's
-        compare-and-set on the applied version 0 says whether another projector was first), so a
-        new game costs no read of its stream or of ``applied``."""
+        the cache whose entries start at version 1 starts from the empty game if its metadata
+        (``stored``, read for the whole batch in one round trip) holds those versions (its
+        script's compare-and-set on the applied version 0 says whether another projector was
+        first), so a new game costs no read of its stream or of ``applied``."""
         game = self.cache.get(gid)
         title_name = rows[-1][1][b"t"].decode()
         if game is None:
-            if min(int(f[b"v"]) for _, f in rows) != 1:
-                return None
+            if min(int(f[b"v"]) for _, f in rows) != 1 or stored < max(int(f[b"v"]) for _, f in rows):
+                return None  # not a new game, or not one the store holds (``stored``: its metadata's version)
             game = lifecycle.new_game(gid, title_name)
         codec = get_codec(title_name)
         new: list[EventEnvelope] = []
