@@ -160,3 +160,71 @@ def test_a_create_retried_after_its_game_was_archived_answers_its_first_outcome_
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_a_worker_sigkilled_with_half_a_batch_of_creates_joins_starts_and_moves_applied(settings, tmp_path):
+    """Three new games, each create + 2 joins + start + 3 moves in one batch of one stream; the
+    worker SIGKILLed with half its pipeline applied (some games created, some not); a rescuer
+    (nothing cached: every create decided on the empty game) gives each command one outcome:
+    the applied creates answered with their first outcome (``dup``), the rest decided once."""
+    from services.adapters.redis_store import EventStore
+    from services.kernel import codec, fold, get_title
+    from tests.procs import kill9, spawn, stop
+    from tests.test_batch_crash import _count, _ids_of_one_partition
+    from tests.test_crash_recovery import pending_total, until
+    from tests.toygame import Add
+
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings)
+        k = settings.keys
+        envs = []
+        for gid in _ids_of_one_partition(settings, "hc")[:3]:  # 21 commands: the half (10) splits the second game
+            envs += [_env(gid, f"{gid}-c", CreateGame(seats=2, options={"target": 100})),
+                     _env(gid, f"{gid}-j0", JoinSeat(name="a"), seat=0), _env(gid, f"{gid}-j1", JoinSeat(name="b"), seat=1),
+                     _env(gid, f"{gid}-s", StartGame(), seat=0)]
+            envs += [_env(gid, f"{gid}-m{i}", Add(n=i + 1), seat=i % 2) for i in range(3)]
+        async with r.pipeline(transaction=False) as pipe:
+            for e in envs:
+                pipe.xadd(k.commands(k.partition(e.game_id), "toy"), {"c": msgspec.msgpack.encode(e)})
+            await pipe.execute()
+        outcome_keys = [k.outcome(e.game_id, e.command_id) for e in envs]
+        from services.adapters import scripts
+
+        for script in (scripts.APPEND, scripts.REJECT):  # as a running worker has (else NOSCRIPT: nothing applied)
+            await r.script_load(script)
+        doomed = spawn(settings, "worker", "--title", "toy", faults="half_pipeline", log=tmp_path / "doomed.log")
+        try:
+            async def half_applied() -> bool:
+                n = await _count(r, outcome_keys)
+                return 0 < n < len(envs) and "fault_half_pipeline" in (tmp_path / "doomed.log").read_text()
+
+            await until(half_applied, what="the doomed worker to apply half a pipeline")
+        finally:
+            kill9(doomed)
+        first = {e.command_id: await r.get(key) for e, key in zip(envs, outcome_keys, strict=True)}
+        rescuer = spawn(settings, "worker", "--title", "toy", "--min-idle-ms", "300", log=tmp_path / "rescuer.log")
+        try:
+            outs = [await c.bus.wait(e.game_id, e.command_id, timeout=30) for e in envs]
+            assert all(isinstance(o, Accepted) for o in outs), [o for o in outs if not isinstance(o, Accepted)]
+            for e, o in zip(envs, outs, strict=True):
+                if first[e.command_id] is not None:
+                    assert msgspec.msgpack.decode(first[e.command_id], type=Accepted | Rejected) == o
+            store = EventStore(r, settings)
+            for gid in dict.fromkeys(e.game_id for e in envs):
+                mine = [o for e, o in zip(envs, outs, strict=True) if e.game_id == gid]
+                assert [o.version for o in mine] == sorted({o.version for o in mine}), mine
+                events = await store.read_events(codec("toy"), gid)
+                assert len(events) == mine[-1].version
+                assert fold(get_title("toy"), events).rules.total == 6
+            streams = [k.commands(p, "toy") for p in range(settings.partitions)]
+            await until(lambda: _zero(pending_total(r, streams, "worker:toy")), what="no pending commands")
+        finally:
+            stop(rescuer)
+            await r.aclose()
+
+    anyio.run(main)
+
+
+async def _zero(aw) -> bool:
+    return await aw == 0
