@@ -279,8 +279,13 @@ class Projector:
         taken only for a game that holds those versions (an archived game's metadata is gone, and
         its log entries handed out again must not be projected back: the stream path finds
         nothing and writes nothing)."""
-        gids = sorted({gid for (_, gid), rows in by_game.items()
-                       if gid not in self.cache and min(int(f[b"v"]) for _, f in rows) == 1})
+        def first_version(rows: list[tuple[str, dict]]) -> int | None:
+            try:
+                return min(int(f[b"v"]) for _, f in rows)
+            except (KeyError, ValueError):  # an entry no code can read: the stream path decides (and records it)
+                return None
+
+        gids = sorted({gid for (_, gid), rows in by_game.items() if gid not in self.cache and first_version(rows) == 1})
         if not gids:
             return {}
         async with self.r.pipeline(transaction=False) as pipe:
