@@ -11,9 +11,10 @@ seconds after its last push, so the inbox of a process that went away disappears
 One reader task per process pops every partition's inbox list with ``BLMPOP`` (one connection
 on a single Redis; on Redis Cluster one per partition, since a multi-key blocking pop must stay
 in one slot) and resolves the waiting futures by ``(game id, command id)``. ``BLMPOP`` pops
-from the first non-empty list only, so after a pop that found outcomes the reader drains every
-list in one round trip (``LPOP key count`` each, on its connection) until one finds none, then
-blocks again: a busy first partition never holds a later one's outcomes back. The stored outcome
+from the first non-empty list of its keys only, so each call names the lists starting one
+further on (round robin): a busy first partition never holds a later one's outcomes back for
+more than ``partitions - 1`` pops, and no round trip is added (a drain of every list with
+``LPOP`` after each pop did the same for 20 % more Redis CPU per command). The stored outcome
 stays the source of truth: a waiter not answered by its inbox checks the stored outcome after
 0.5 s, then at doubling intervals up to 4 s, in one pipeline per sweep for every waiter due (a
 missed delivery, an entry sent without an inbox). When the reader loses its connection, every
@@ -52,12 +53,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from schemas.envelope import Accepted, Outcome, Rejected
-from services.adapters.pipeline import read_replies
 
 log = structlog.get_logger("questhall.inbox")
 
 POP_COUNT = 512
-"""Outcomes taken per BLMPOP (and per list in a drain)."""
+"""Outcomes taken per BLMPOP."""
 BLOCK_S = 1.0
 """BLMPOP timeout (shorter than the socket timeout); the reader stops when nothing waits."""
 FIRST_CHECK_S = 0.5
@@ -202,36 +202,30 @@ class Inbox:
     async def _read_with(self, reader: Any, lists: list[str]) -> None:
         delay = 0.05
         use_blmpop = True
-        drain = False
+        turn = 0
         while self.waiters:
+            # BLMPOP (and BLPOP) pop from the first non-empty list they name: under load the first
+            # partitions' lists won every call and a later one's outcomes waited (100-350 ms: issue
+            # 11), so every call names the lists from one further on
+            turn = (turn + 1) % len(lists)
+            order = lists[turn:] + lists[:turn]
             try:
-                if drain:  # the last pop found outcomes: every list at once, without blocking
-                    try:
-                        raws = await _pop_all(reader, lists)
-                    except RedisConnectionError:  # the BLMPOP next sends once more on a fresh connection
-                        drain = False
-                        continue
-                elif use_blmpop:
-                    got = await reader.blmpop(BLOCK_S, len(lists), *lists, direction="LEFT", count=POP_COUNT)
+                if use_blmpop:
+                    got = await reader.blmpop(BLOCK_S, len(order), *order, direction="LEFT", count=POP_COUNT)
                     raws = got[1] if got else []
                 else:
-                    got = await reader.blpop(lists, timeout=BLOCK_S)
+                    got = await reader.blpop(order, timeout=BLOCK_S)
                     raws = [got[1]] if got else []
                 delay = 0.05
             except Exception as exc:  # noqa: BLE001 - a lost connection: retry, then check every waiter
                 if isinstance(exc, ResponseError) and use_blmpop and "unknown command" in str(exc).lower():
                     use_blmpop = False  # Redis < 7.0
                     continue
-                drain = False
                 log.warning("inbox_unavailable", error=str(exc), retry_in=delay)
                 self._fail_all(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
                 continue
-            # BLMPOP pops from the first non-empty list only: under load the first partitions'
-            # lists won every call and a later one's outcomes waited (for 100-350 ms: issue 11),
-            # so after a pop that found outcomes every list is drained in one round trip
-            drain = bool(raws) and use_blmpop and len(lists) > 1
             for raw in raws:
                 try:
                     out = _DECODER.decode(raw)
@@ -282,23 +276,3 @@ class Inbox:
             self._fallbacks_logged = self.fallbacks
             self._fallback_logged_at = now
 
-
-async def _pop_all(reader: Any, lists: list[str]) -> list[bytes]:
-    """Up to :data:`POP_COUNT` outcomes of every list of ``lists``, in one round trip on the
-    reader's own connection (``LPOP key count`` each, Redis >= 6.2; never blocks). An error
-    closes the connection (the next ``BLMPOP`` opens a fresh one) and is raised."""
-    await reader.initialize()  # its one connection (a single-connection client)
-    conn = reader.connection
-    try:
-        await conn.send_packed_command(conn.pack_commands([("LPOP", k, POP_COUNT) for k in lists]), check_health=False)
-        replies = await read_replies(conn, len(lists))
-    except BaseException:
-        await conn.disconnect()  # replies may be left unread: never reused as it is
-        raise
-    out: list[bytes] = []
-    for rep in replies:
-        if isinstance(rep, Exception):
-            raise rep
-        if rep:
-            out += rep
-    return out
