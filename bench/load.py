@@ -412,13 +412,35 @@ def open_loop_split(kind: str, conf: dict[str, Any], items: list[Any], mean_s: f
     except Exception:  # noqa: BLE001 - a child failed before the start (broken barrier): its error follows
         barrier[0].abort()
         barrier[1].abort()
-    parts = [out.get(timeout=seconds + 900) for _ in procs]
+    parts = _results(out, procs, seconds + 900)
     for p in procs:
         p.join(timeout=30)
     errors = [p["error"] for p in parts if "error" in p]
     if errors:
         raise RuntimeError(f"generator process failed: {errors[0]}")
     return _summary(parts, seconds)
+
+
+def _results(out: Any, procs: list[Any], timeout: float) -> list[dict[str, Any]]:
+    """One result a generator process from ``out``; raises RuntimeError at once if one died
+    without sending it (a SIGKILL or a crash: the wait was ``timeout`` s, 15 minutes, holding
+    every later figure) or after ``timeout`` s."""
+    import queue
+
+    parts: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while len(parts) < len(procs):
+        try:
+            parts.append(out.get(timeout=1.0))
+            continue
+        except queue.Empty:
+            pass
+        dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+        if dead:
+            raise RuntimeError(f"a generator process died (exit code {dead[0]}) without its result")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no result of {len(procs) - len(parts)} generator process(es) in {timeout:.0f} s")
+    return parts
 
 
 async def drain(r: Any, settings: Any, timeout: float = 120.0) -> float:
