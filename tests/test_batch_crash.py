@@ -36,6 +36,20 @@ async def _count(r, keys: list[str]) -> int:
     return sum([await r.exists(k) for k in keys])
 
 
+async def half_a_pipeline_then_kill9(settings, r, outcome_keys: list[str], tmp_path) -> None:
+    """A worker started with the ``half_pipeline`` fault applies half of its first batch's
+    scripts (some of ``outcome_keys`` exist, not all) and is SIGKILLed there."""
+    doomed = spawn(settings, "worker", "--title", "toy", faults="half_pipeline", log=tmp_path / "doomed.log")
+    try:
+        async def half_applied() -> bool:
+            n = await _count(r, outcome_keys)
+            return 0 < n < len(outcome_keys) and "fault_half_pipeline" in (tmp_path / "doomed.log").read_text()
+
+        await until(half_applied, what="the doomed worker to apply half a pipeline")
+    finally:
+        kill9(doomed)
+
+
 def test_worker_sigkilled_with_half_a_batch_applied_every_command_one_outcome(settings, tmp_path):
     async def main():
         r = connect(settings.url)
@@ -51,15 +65,7 @@ def test_worker_sigkilled_with_half_a_batch_applied_every_command_one_outcome(se
             await pipe.execute()
         outcome_keys = [k.outcome(e.game_id, e.command_id) for e in envs]
         streams = [k.commands(p, "toy") for p in range(settings.partitions)]
-        doomed = spawn(settings, "worker", "--title", "toy", faults="half_pipeline", log=tmp_path / "doomed.log")
-        try:
-            async def half_applied() -> bool:
-                n = await _count(r, outcome_keys)
-                return 0 < n < len(envs) and "fault_half_pipeline" in (tmp_path / "doomed.log").read_text()
-
-            await until(half_applied, what="the doomed worker to apply half a pipeline")
-        finally:
-            kill9(doomed)
+        await half_a_pipeline_then_kill9(settings, r, outcome_keys, tmp_path)
         partial = await _count(r, outcome_keys)
         assert 0 < partial < len(envs)
         rescuer = spawn(settings, "worker", "--title", "toy", "--min-idle-ms", "300", log=tmp_path / "rescuer.log")

@@ -169,8 +169,8 @@ def test_a_worker_sigkilled_with_half_a_batch_of_creates_joins_starts_and_moves_
     the applied creates answered with their first outcome (``dup``), the rest decided once."""
     from services.adapters.redis_store import EventStore
     from services.kernel import codec, fold, get_title
-    from tests.procs import kill9, spawn, stop
-    from tests.test_batch_crash import _count, _ids_of_one_partition
+    from tests.procs import spawn, stop
+    from tests.test_batch_crash import _ids_of_one_partition, half_a_pipeline_then_kill9
     from tests.test_crash_recovery import pending_total, until
     from tests.toygame import Add
 
@@ -193,15 +193,7 @@ def test_a_worker_sigkilled_with_half_a_batch_of_creates_joins_starts_and_moves_
 
         for script in (scripts.APPEND, scripts.REJECT):  # as a running worker has (else NOSCRIPT: nothing applied)
             await r.script_load(script)
-        doomed = spawn(settings, "worker", "--title", "toy", faults="half_pipeline", log=tmp_path / "doomed.log")
-        try:
-            async def half_applied() -> bool:
-                n = await _count(r, outcome_keys)
-                return 0 < n < len(envs) and "fault_half_pipeline" in (tmp_path / "doomed.log").read_text()
-
-            await until(half_applied, what="the doomed worker to apply half a pipeline")
-        finally:
-            kill9(doomed)
+        await half_a_pipeline_then_kill9(settings, r, outcome_keys, tmp_path)
         first = {e.command_id: await r.get(key) for e, key in zip(envs, outcome_keys, strict=True)}
         rescuer = spawn(settings, "worker", "--title", "toy", "--min-idle-ms", "300", log=tmp_path / "rescuer.log")
         try:

@@ -237,13 +237,10 @@ def test_an_outcome_in_a_later_partitions_list_is_not_held_behind_busy_earlier_l
     from services.adapters.redis_store import ENC
 
     async def main():
-        r = connect(settings.url)
-        admin = connect(settings.url)
-        bus = CommandBus(r, settings)
         k = settings.keys
         n = settings.partitions
         assert n >= 3
-        try:
+        async with _named_bus(settings, "fair") as (_, _r, admin, bus):
             gid = next(g for g in (f"g-late-{i}" for i in range(1000)) if k.partition(g) == n - 1)
             for p in range(n - 1):
                 full = [ENC.encode(Accepted(command_id=f"x{p}-{i}", game_id="g-nobody", version=1, events=1))
@@ -258,10 +255,6 @@ def test_an_outcome_in_a_later_partitions_list_is_not_held_behind_busy_earlier_l
             assert out.command_id == "c-late" and bus.inbox.delivered == 1 and bus.inbox.fallbacks == 0
             pops = {c: after[c] - before[c] for c in after}
             assert pops.get("lpop", 0) == 0 and 1 <= pops["blmpop"] <= n, pops  # without the round robin: 3 (n - 1) + 1
-        finally:
-            await bus.aclose()
-            await r.aclose()
-            await admin.aclose()
 
     anyio.run(main)
 
@@ -276,12 +269,9 @@ def test_a_command_registered_while_the_reader_gives_its_connection_back_gets_a_
     from services.adapters.redis_store import ENC
 
     async def main():
-        r = connect(settings.url)
-        admin = connect(settings.url)
-        bus = CommandBus(r, settings)
-        ib = bus.inbox
         k = settings.keys
-        try:
+        async with _named_bus(settings, "handover") as (_, r, admin, bus):
+            ib = bus.inbox
             gid = "g-handover"
             reader = r.client()
             giving_back, go_on = asyncio.Event(), asyncio.Event()
@@ -312,9 +302,5 @@ def test_a_command_registered_while_the_reader_gives_its_connection_back_gets_a_
             with anyio.fail_after(30):
                 out = await second
             assert out.version == 2 and ib.delivered == 2 and ib.fallbacks == 0
-        finally:
-            await bus.aclose()
-            await r.aclose()
-            await admin.aclose()
 
     anyio.run(main)
