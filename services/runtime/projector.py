@@ -306,7 +306,7 @@ class Projector:
         game = self.cache.get(gid)
         title_name = rows[-1][1][b"t"].decode()
         if game is None:
-            if min(int(f[b"v"]) for _, f in rows) != 1 or stored < max(int(f[b"v"]) for _, f in rows):
+            if stored < max(int(f[b"v"]) for _, f in rows):  # 0 unless its entries start at 1 (_stored_versions)
                 return None  # not a new game, or not one the store holds (``stored``: its metadata's version)
             game = lifecycle.new_game(gid, title_name)
         codec = get_codec(title_name)

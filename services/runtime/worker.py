@@ -315,7 +315,7 @@ class Worker:
         self.rejected += 1
         log.debug("command_rejected", title=self.title.name, game_id=env.game_id, command_id=env.command_id, code=code)
 
-    async def _states(self, game_ids: list[str], creates: set[str] = frozenset()  # type: ignore[assignment]
+    async def _states(self, game_ids: list[str], creates: frozenset[str] | set[str] = frozenset()
                       ) -> dict[str, tuple[lifecycle.Game, bytes | None] | Exception]:
         """Each game's state and seed: from the cache, else loaded (concurrently) from Redis.
 
