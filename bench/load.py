@@ -54,12 +54,14 @@ def raise_open_files() -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far (0 if it is gone)."""
+    """User + system CPU seconds of process ``pid`` so far, with those of its children it has
+    waited for (Redis's AOF rewrite and RDB save children: their CPU is the server's cost of
+    persistence, which a figure of the server's own threads leaves out); 0 if it is gone."""
     try:
         fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    return sum(int(f) for f in fields[11:15]) / TICKS
 
 
 class Cpu:
@@ -101,7 +103,8 @@ async def lua_append_rate(r: Any, settings: Any, n: int = 10_000, batch: int = 5
             gid = f"{tag}-{j}"
             p = k.partition(gid)
             keys = [k.game(gid, "meta"), k.game(gid, "events"), f"{k.log(p)}:{tag}", k.outcome(gid, "c"), stream,
-                    k.inbox(p, "-"), f"{k.games(p)}:{tag}", k.game(gid, "secret"), k.game(gid, "commands")]
+                    k.inbox(p, "-"), f"{k.games(p)}:{tag}", k.game(gid, "secret"), k.game(gid, "commands"),
+                    k.game(gid, "archived")]
             pipe.execute_command("EVALSHA", sha, len(keys), *keys, 0, "g", "", out, gid, "h" * 64, "active", "toy", 0,
                                  "ab" * 32, cmd, "0" * 64, payload)
         await pipe.execute()

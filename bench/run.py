@@ -702,9 +702,13 @@ def main() -> None:
     files = load.raise_open_files()
     os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
     sys.path.insert(0, str(ROOT))
+    from services.cli import _loop_options
     from services.runtime import logs
 
     logs.configure(level="warning")
+    # the bench process is the closed loop's client: on uvloop like the services and the open-loop
+    # generators (QUESTHALL_UVLOOP=0: asyncio's loop)
+    loop = _loop_options(True)
     started = time.monotonic()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="qh-bench-") as d:
@@ -714,14 +718,15 @@ def main() -> None:
                 print(f"[{time.monotonic() - started:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
             if a.only == "e2e":
-                res = anyio.run(lambda: e2e_only(url, runs, a.seconds, workdir, say, redis_pid))
+                res = anyio.run(lambda: e2e_only(url, runs, a.seconds, workdir, say, redis_pid), **loop)
                 print(json.dumps(res, indent=2))
                 return
             if a.only == "open_loop_bus":
-                res = anyio.run(lambda: open_loop_bus_only(url, runs, workdir, say, redis_pid))
+                res = anyio.run(lambda: open_loop_bus_only(url, runs, workdir, say, redis_pid), **loop)
                 print(json.dumps(res, indent=2))
                 return
-            res = anyio.run(lambda: measure(url, runs, a.seconds, workdir, say, quick=a.quick, redis_pid=redis_pid))
+            res = anyio.run(lambda: measure(url, runs, a.seconds, workdir, say, quick=a.quick, redis_pid=redis_pid),
+                            **loop)
     res["when"] = time.strftime("%Y-%m-%d", time.gmtime())
     res["machine"] = (f"{os.cpu_count()} cores (load average {load_before:.1f} before the run), "
                       f"Python {platform.python_version()}, {platform.system()}")

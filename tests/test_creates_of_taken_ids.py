@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import anyio
 import msgspec
-import pytest
 
 from schemas.envelope import Accepted, CommandEnvelope, CreateGame, JoinSeat, Rejected, StartGame
 from services.adapters.client import BusClient
@@ -132,31 +131,42 @@ def test_two_replicas_racing_creates_of_the_same_ids_make_one_game_each(settings
     anyio.run(main)
 
 
-@pytest.mark.xfail(strict=True, reason="pre-existing (fails on a4b0ba3^ too): archive deletes the metadata and "
-                   "outcomes, so a retried create's command id makes a second game with a second outcome")
-def test_a_create_retried_after_its_game_was_archived_answers_its_first_outcome_or_is_refused(settings):
-    """Archive deletes the game's metadata and outcomes (services/audit/archive.py): a retry of its
-    create's command id is decided as a new create, accepted with another head hash (two outcomes
-    for one command id; the id now names another game and ``restore`` refuses it)."""
-    from services.audit.archive import archive
+def test_a_create_retried_after_its_game_was_archived_is_refused_and_the_game_restores(settings):
+    """Archive deletes the game's metadata and outcomes (services/audit/archive.py) but leaves its
+    archived marker in the game's slot: a retry of its create's command id, decided on the empty
+    game (the worker's fast path for a create not cached) conflicts in the append script, and the
+    load refuses it (``game_archived``); so does a fresh create of that id and a move. Nothing is
+    written to the game's slot (no second game), and ``restore`` brings the first game back whole
+    (before the marker: two outcomes for one command id, and restore refused the game)."""
+    from schemas.envelope import EndGame
+    from services.audit.archive import archive, restore
+    from tests.toygame import Add
 
     async def main():
         r = connect(settings.url)
+        k = settings.keys
         async with services_running(settings, titles=["toy"], r=r):
             c = BusClient(r, settings)
             gid = "arch1"
             o1 = await c.bus.submit(_env(gid, "arch-create", CreateGame(seats=1)), 30)
             assert isinstance(o1, Accepted)
-            from schemas.envelope import EndGame
-
             o = await c.bus.submit(_env(gid, "arch-end", EndGame(reason="x")), 30)
             assert isinstance(o, Accepted), o
             await c.wait_projected(gid, o.version)
         await archive(r, settings, gid)
+        assert not await r.exists(k.game(gid, "meta"))
         async with services_running(settings, titles=["toy"], r=r):
             c = BusClient(r, settings)
-            o2 = await c.bus.submit(_env(gid, "arch-create", CreateGame(seats=1)), 30)
-        assert o2 == o1 or isinstance(o2, Rejected), (o1, o2)
+            outs = [await c.bus.submit(_env(gid, cid, body, seat=seat), 30)
+                    for cid, body, seat in (("arch-create", CreateGame(seats=1), None),
+                                            ("arch-create-2", CreateGame(seats=2), None),
+                                            ("arch-move", Add(n=1), 0))]
+        for out in outs:
+            assert isinstance(out, Rejected) and out.code == "game_archived", out
+        assert not await r.exists(k.game(gid, "meta"), k.game(gid, "events"), k.game(gid, "commands"))
+        assert await restore(r, settings, gid) == o.version
+        assert int(await r.hget(k.game(gid, "meta"), "version")) == o.version
+        assert not await r.exists(k.game(gid, "archived"))
         await r.aclose()
 
     anyio.run(main)

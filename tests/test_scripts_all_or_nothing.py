@@ -43,7 +43,7 @@ def _cases(ns: str):
     async def append(r):
         mid = await _stream_with_pending(r, f"{t}:cmd:toy", "worker:toy")
         keys = [f"{t}:g:g1:meta", f"{t}:g:g1:events", f"{t}:log", f"{t}:g:g1:out:c1", f"{t}:cmd:toy",
-                f"{t}:inbox:i1", f"{t}:games", f"{t}:g:g1:secret", f"{t}:g:g1:commands"]
+                f"{t}:inbox:i1", f"{t}:games", f"{t}:g:g1:secret", f"{t}:g:g1:commands", f"{t}:g:g1:archived"]
         args = [0, "worker:toy", mid, b"outcome", "g1", "h1", "lobby", "toy", 60, "ab" * 32, b"cmd", "0" * 64, b"e1", b"e2"]
         return keys, args
 

@@ -42,6 +42,11 @@ SOCKET_TIMEOUT = 10.0
 OUTCOME_DECODER = msgspec.msgpack.Decoder(Accepted | Rejected)
 _SNAPSHOT_DECODER = msgspec.msgpack.Decoder(lifecycle.Snapshot)
 ENC = msgspec.msgpack.Encoder()
+ARCHIVED = "archived"
+"""The part of the key ``g:<game>:archived`` that ``questhall archive`` leaves in the game's slot
+once it has deleted the rest (about 70 bytes an archived game; ``restore`` deletes it): a first
+append to that id answers a conflict (the append script), and the worker's load of a game
+without events refuses it (``game_archived``), so an archived game's id is never created again."""
 
 
 def redacted_url(url: str) -> str:
@@ -293,7 +298,8 @@ class EventStore:
         k = self.keys
         p = k.partition(gid)
         keys = [k.game(gid, "meta"), k.game(gid, "events"), k.log(p), k.outcome(gid, outcome.command_id),
-                stream, k.inbox(p, inbox or "-"), k.games(p), k.game(gid, "secret"), k.game(gid, "commands")]
+                stream, k.inbox(p, inbox or "-"), k.games(p), k.game(gid, "secret"), k.game(gid, "commands"),
+                k.game(gid, ARCHIVED)]
         args = [before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
                 after.title, self.settings.reply_ttl if inbox else 0, seed.hex() if (seed and before.version == 0) else "",
                 ENC.encode(command), before.last_hash, *[ENC.encode(e) for e in events]]
@@ -301,11 +307,12 @@ class EventStore:
 
     @staticmethod
     def append_result(res: Any) -> tuple[str, Any]:
-        """The append script's answer: ``("ok", version)``, ``("dup", outcome)`` or ``("conflict", version)``."""
+        """The append script's answer: ``("ok", version)``, ``("dup", outcome)`` or ``("conflict", version)``
+        (version 0 for the first append to the id of an archived game: the script answers ``archived``)."""
         tag = res[0].decode()
         if tag == "dup":
             return tag, decode_outcome(res[1])
-        return tag, int(res[1])
+        return tag, 0 if res[1] == b"archived" else int(res[1])
 
     async def append(self, *, before: lifecycle.Game, after: lifecycle.Game, events: list[EventEnvelope],
                      outcome: Accepted, stream: str, group: str, msg_id: str, seed: bytes | None,

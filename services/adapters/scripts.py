@@ -34,7 +34,9 @@ end
 """
 
 # KEYS: 1 meta, 2 events, 3 log, 4 outcome, 5 command stream, 6 the sender's reply inbox in
-#       this partition, 7 games set, 8 secret, 9 accepted-commands stream of the game
+#       this partition, 7 games set, 8 secret, 9 accepted-commands stream of the game,
+#       10 the game's archived marker (only read: a first append to an id whose game was archived
+#       answers a conflict, and the worker's load refuses it: ``game_archived``)
 # ARGV: 1 expected version, 2 group, 3 message id ('' = none), 4 outcome, 5 game id,
 #       6 last hash, 7 status, 8 title, 9 inbox ttl (s; 0 = no inbox: nothing pushed),
 #       10 secret seed hex ('' = none),
@@ -76,6 +78,9 @@ end
 local n = #ARGV - 12
 if cur == 0 and n > 0 and ARGV[10] == '' then
   return redis.error_reply('QH_NO_SEED a new game needs its secret seed')
+end
+if cur == 0 and n > 0 and redis.call('EXISTS', KEYS[10]) == 1 then
+  return {'conflict', 'archived'}
 end
 -- an XADD at or below a stream's top id fails: the accepted-commands stream is checked here, the
 -- game stream by the first write (its first XADD, below: an error there has written nothing)

@@ -12,7 +12,8 @@ zlib JSON) are still read; one that does not decode raises
 command record, metadata and seed back from the bundle (every event re-encoded to the bytes it
 was stored as: msgpack of the same keys in the same order) and projects its read models again,
 so ``rebuild`` and the audit see it as before. Outcomes are not restored: a retry of a command
-of an archived game is decided again (and refused: the game is over).
+of an archived game is decided again and refused (``game_archived``: the archive leaves the key
+``g:<game>:archived`` in the game's slot, so a retried create cannot make a second game of that id).
 
 Source: issue 13 ("Retention"); ``questhall archive`` / ``questhall restore`` (README).
 """
@@ -26,7 +27,7 @@ from typing import Any
 import msgspec
 
 from services.adapters import ended
-from services.adapters.redis_store import Settings, redacted_url
+from services.adapters.redis_store import ARCHIVED, Settings, redacted_url
 from services.audit.compact import MAGICS, CorruptRecord, NotPackable, pack, unpack
 from services.audit.store import GameNotFound, export_bundle
 
@@ -80,6 +81,7 @@ async def archive(r: Any, settings: Settings, game_id: str) -> int:
     except NotPackable:
         record = zlib.compress(msgspec.json.encode(bundle), 9)
     await r.set(archive_key(settings, game_id), record)
+    await r.set(k.game(game_id, ARCHIVED), 1)  # in the game's slot: its id is never created again
     title = meta[b"title"].decode()
     for status in ("lobby", "active", "finished", "abandoned"):
         await r.zrem(k.lobby_index(title, status), game_id)
@@ -162,6 +164,7 @@ async def restore(r: Any, settings: Settings, game_id: str) -> int:
     pipe.hset(k.game(game_id, "meta"), mapping={"version": len(events), "hash": bundle["head_hash"],
                                                  "status": bundle["status"], "title": bundle["title"]})
     pipe.sadd(k.games(k.partition(game_id)), game_id)
+    pipe.delete(k.game(game_id, ARCHIVED))
     await pipe.execute()
     await Projector(r, settings, consumer="restore").apply(game_id, bundle["title"], len(events))
     await r.delete(archive_key(settings, game_id))

@@ -40,7 +40,7 @@ from schemas.envelope import Accepted, CommandEnvelope, CreateGame, Rejected
 from services.adapters import ended, scripts
 from services.adapters.keys import COMMAND_ID, GAME_ID, INBOX
 from services.adapters.pipeline import send_all
-from services.adapters.redis_store import EventStore, GroupReader, Settings
+from services.adapters.redis_store import ARCHIVED, EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
@@ -342,6 +342,9 @@ class Worker:
                 owner, game, seed = await self.store.load_game(self.codec, gid, stop_at_other_title=True)  # one round trip
                 if owner is not None and owner != self.title.name:
                     raise Rejection("wrong_title", f"Game {gid!r} is a game of another title.")
+                if game.version == 0 and await self.r.exists(self.keys.game(gid, ARCHIVED)):
+                    raise Rejection("game_archived", f"Game {gid!r} ended and was archived: its id is not used again "
+                                    "(`questhall restore` brings the game back to be read and audited).")
                 out[gid] = (game, seed if game.version > 0 else None)
                 if game.version > 0 and seed is not None:  # the stored state: kept, even if only refusals follow
                     self._remember(game, seed)
