@@ -374,8 +374,9 @@ def _child(kind: str, conf: dict[str, Any], items: list[Any], mean_s: float, sec
             pauses.append((now, now - gc_t0[0]))
 
     gc.callbacks.append(on_gc)
-    from services.cli import _loop_options
+    from services.cli import _loop_options, _tune_gc
 
+    _tune_gc()  # and with the services' collector thresholds
     try:  # the generator runs on uvloop like the services (QUESTHALL_UVLOOP=0: asyncio's loop), so its
         # own event loop adds as little as it can to the latencies it measures
         out.put(anyio.run(main, **_loop_options(True)))

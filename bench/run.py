@@ -702,10 +702,11 @@ def main() -> None:
     files = load.raise_open_files()
     os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
     sys.path.insert(0, str(ROOT))
-    from services.cli import _loop_options
+    from services.cli import _loop_options, _tune_gc
     from services.runtime import logs
 
     logs.configure(level="warning")
+    _tune_gc()  # the closed loop's client: the collector's thresholds of the services
     # the bench process is the closed loop's client: on uvloop like the services and the open-loop
     # generators (QUESTHALL_UVLOOP=0: asyncio's loop)
     loop = _loop_options(True)
