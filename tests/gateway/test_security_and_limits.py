@@ -430,7 +430,8 @@ def test_a_saturated_gateway_refuses_commands_fast_with_503_and_retry_after(gate
     async def main(url: str):
         r = connect(gateway.settings.url)
         async with Gateway(gateway.url) as main_gw, Gateway(url) as gw:
-            gid, (a, _b) = await _seated(main_gw)
+            gid, seated = await _seated(main_gw)
+            a = seated[(await seated[0].view())["to_move"][0]]  # the first bidder is drawn
             await a.submit(Bid(quests=1))  # counted: the seat has a rate count
             meta = gateway.settings.keys.game(gid, "meta")
             before = int(await r.hget(meta, "version"))  # the game's own version (a view may lag)
