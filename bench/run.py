@@ -141,6 +141,14 @@ def eros_quest_win_share(games: int = 200, seed: int = 0) -> dict[str, float]:
     return {"games": games, "wins": wins, "share": wins / games}
 
 
+def bench_namespace() -> str:
+    """The namespace a bench run works in: the default ``qh`` on the bench's own Redis (keys as long
+    as a deployment's: every key name is sent and written to the AOF with each command, so a longer
+    prefix costs bytes a deployment does not pay), ``qh<4 hex>`` on ``REDIS_URL`` (one of its own
+    beside whatever that server holds; deleted at the end)."""
+    return f"qh{random.randrange(1 << 16):04x}" if os.environ.get("REDIS_URL") else "qh"
+
+
 async def raw_rates(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> tuple[float, float]:
     """(pipelined XADD entries/s, XREADGROUP+XACK entries/s) on one stream of ``n`` entries."""
     key = f"{prefix}:raw:{random.randrange(1 << 30)}"
@@ -254,6 +262,9 @@ async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, 
         res["redis_usec_per_command_closed_loop"] = dict(sorted(
             ((name.removeprefix("cmdstat_"), round(v["usec"] / max(commands0, 1), 2)) for name, v in stats.items()),
             key=lambda kv: -kv[1]))
+        res["redis_calls_per_command_closed_loop"] = dict(sorted(
+            ((name.removeprefix("cmdstat_"), round(v["calls"] / max(commands0, 1), 3)) for name, v in stats.items()
+             if v["calls"] / max(commands0, 1) >= 0.001), key=lambda kv: -kv[1]))
         # let the projector catch up before it stops, so rebuild starts from a projected namespace
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -340,7 +351,7 @@ async def measure(url: str, runs: int, seconds: float, workdir: Path, out: Any, 
         out("Ero's Quest win share of the adventurer bot ...")
         res["eros_quest_win_share"] = eros_quest_win_share(40 if quick else 200)
 
-    settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
+    settings = Settings(url=url, namespace=bench_namespace())
     r = connect(url)
     info = await r.info("server")
     res["redis"] = f"{info.get('redis_version')} ({'valkey ' + info['valkey_version'] if 'valkey_version' in info else 'redis'})"
@@ -503,7 +514,7 @@ async def open_loop_bus_only(url: str, runs: int, workdir: Path, out: Any, redis
     from services.adapters.client import BusClient
     from services.adapters.redis_store import Settings, connect
 
-    settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
+    settings = Settings(url=url, namespace=bench_namespace())
     env = _service_env(url, settings)
     procs = [_service(["worker", "--title", "toy"], env, workdir / "worker.log"),
              _service(["projector"], env, workdir / "projector.log")]
@@ -532,7 +543,7 @@ async def e2e_only(url: str, runs: int, seconds: float, workdir: Path, out: Any,
     import tests.toygame  # noqa: F401
     from services.adapters.redis_store import Settings, connect
 
-    settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
+    settings = Settings(url=url, namespace=bench_namespace())
     r = connect(url)
     res: dict[str, Any] = {"runs": runs, "seconds_per_run": seconds}
     try:
@@ -756,7 +767,7 @@ def only_gateway(quick: bool) -> None:
         print(f"[{time.monotonic() - started:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
     async def go(url: str, workdir: Path, redis_pid: int) -> dict:
-        settings = Settings(url=url, namespace=f"bench-{int(time.time())}-{random.randrange(1 << 16):04x}")
+        settings = Settings(url=url, namespace=bench_namespace())
         env = _service_env(url, settings)
         res: dict = {}
         r = connect(url)

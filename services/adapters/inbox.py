@@ -6,7 +6,10 @@ envelope ``c``; the command envelope itself, which is hashed and audited, is unc
 worker's append / reject script pushes the outcome (msgpack, it names its command id and game
 id) onto ``<ns>:{<ns>:pN}:inbox:<name>``: a list in the slot of the game's partition, so no
 script touches a key outside the game's slot (Redis Cluster). The list expires ``reply_ttl``
-seconds after its last push, so the inbox of a process that went away disappears by itself.
+seconds after the push that made it (the reader pops it empty, Redis deletes an empty list, and
+the next push makes it again with a new expiry: one ``EXPIRE`` per list made, not per push), so
+the inbox of a process that went away disappears by itself; a list its reader has not emptied
+for ``reply_ttl`` s expires with what it holds (those waiters get the stored outcome).
 
 One reader task per process pops every partition's inbox list with ``BLMPOP`` (one connection
 on a single Redis; on Redis Cluster one per partition, since a multi-key blocking pop must stay

@@ -29,7 +29,7 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:inbox:<client>``                reply inbox of one client process for the
                                                 partition: outcomes pushed by the append/reject
                                                 scripts (list, expires ``reply_ttl`` s after
-                                                the last push)
+                                                the push that made it)
 ``<ns>:{<ns>:pN}:changes``                      change stream: ``(game, version)`` of every
                                                 projection (capped, ~10,000 entries); the
                                                 gateway's one reader wakes sockets from it

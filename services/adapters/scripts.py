@@ -38,7 +38,8 @@ end
 #       10 the game's archived marker (only read: a first append to an id whose game was archived
 #       answers a conflict, and the worker's load refuses it: ``game_archived``)
 # ARGV: 1 expected version, 2 group, 3 message id ('' = none), 4 outcome, 5 game id,
-#       6 last hash, 7 status, 8 title, 9 inbox ttl (s; 0 = no inbox: nothing pushed),
+#       6 last hash, 7 status, 8 title, 9 inbox ttl (s; 0 = no inbox: nothing pushed; set when a
+#       push makes the list: one the reader empties is deleted and made again by the next push),
 #       10 secret seed hex ('' = none),
 #       11 the accepted command (msgpack envelope), 12 the game's last hash decided on,
 #       13.. event payloads in version order
@@ -62,8 +63,7 @@ if existing then
   if bad then return redis.error_reply(bad) end
   if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
   if ttl > 0 then
-    redis.call('RPUSH', KEYS[6], existing)
-    redis.call('EXPIRE', KEYS[6], ARGV[9])
+    if redis.call('RPUSH', KEYS[6], existing) == 1 then redis.call('EXPIRE', KEYS[6], ARGV[9]) end
   end
   return {'dup', existing}
 end
@@ -132,8 +132,7 @@ end
 redis.call('SET', KEYS[4], ARGV[4])
 if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
 if ttl > 0 then
-  redis.call('RPUSH', KEYS[6], ARGV[4])
-  redis.call('EXPIRE', KEYS[6], ARGV[9])
+  if redis.call('RPUSH', KEYS[6], ARGV[4]) == 1 then redis.call('EXPIRE', KEYS[6], ARGV[9]) end
 end
 return {'ok', news}
 """
@@ -172,8 +171,7 @@ else
 end
 if ARGV[2] ~= '' then redis.call('XACK', KEYS[2], ARGV[1], ARGV[2]) end
 if tonumber(ARGV[4]) > 0 then
-  redis.call('RPUSH', KEYS[3], out)
-  redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+  if redis.call('RPUSH', KEYS[3], out) == 1 then redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4])) end
 end
 if existing then return {'dup', existing} end
 return {'ok', out}
@@ -222,14 +220,16 @@ if applied ~= tonumber(ARGV[1]) then
 end
 local nv = tonumber(ARGV[5])
 local nf = tonumber(ARGV[6])
--- the keys written: the log acknowledged and the change stream by one XREAD of nothing, the views
--- (overwritten by MSET) and the feeds with TYPE
+-- the keys written: the streams (the log acknowledged, the feeds, the change stream) by one XREAD
+-- of nothing, the views (overwritten by MSET) with TYPE
+local xr = {'XREAD', 'COUNT', 1, 'STREAMS'}
+for i = 2, #KEYS do if i == 2 or i > 2 + nv then xr[#xr + 1] = KEYS[i] end end
+for i = 5, #xr do xr[#xr + 1] = '$' end
 local _
-_, bad = qh_read(spec, 'XREAD', 'COUNT', 1, 'STREAMS', KEYS[2], KEYS[3 + nv + nf], '$', '$')
+_, bad = qh_read(spec, unpack(xr))
 if bad then return redis.error_reply(bad) end
 local w = {}
 for i = 3, 2 + nv do w[#w + 1] = KEYS[i]; w[#w + 1] = 'string' end
-for i = 3 + nv, 2 + nv + nf do w[#w + 1] = KEYS[i]; w[#w + 1] = 'stream' end
 bad = qh_wrong(w)
 if bad then return redis.error_reply(bad) end
 -- a feed may already hold some of these versions (its applied record was lost, a rebuild raced):
