@@ -47,6 +47,9 @@ class BotStats:
 
     accepted: int = 0
     rejected: int = 0
+    stale: int = 0
+    """Of ``rejected``: ``stale_version`` refusals (the seat's command named a version another
+    seat's command had just moved past, e.g. two seats choosing at once; the bot decides again)."""
     latencies: list[float] = field(default_factory=list)
     messages: dict[int, list[dict]] = field(default_factory=dict)
     """Every socket message per seat (when ``capture``)."""
@@ -86,6 +89,7 @@ async def play_seat(client: SeatClient, bot: Any, view_type: type, rng: random.R
                         if exc.status not in (409, 422):
                             raise
                         stats.rejected += 1
+                        stats.stale += exc.code == "stale_version"
                         env = await client.view()  # the game moved on (or the bot erred): decide again
                         continue
                     # the command's latency, not the SDK's back-off from 429 rate_limited answers

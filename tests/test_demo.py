@@ -24,6 +24,10 @@ def test_demo_plays_every_title_and_every_check_holds(redis_url):
         cells = [c.strip() for c in row.strip().strip("│").split("│")]
         assert cells[2] == "1", row  # the 2nd game through the gateway
         assert cells[3] == "2", row  # the server played a bot-seat game and an absent-seat game alone
+        assert int(cells[6]) >= 1, row  # the bus game's deliberate out-of-turn command was refused
+    flat = " ".join(text.split())
+    assert "games: the bot games of each title this run plays" in flat
+    assert "rejected: the one deliberate out-of-turn command of each bus game" in flat
     assert "All checks hold." in text
 
 

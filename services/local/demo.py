@@ -61,6 +61,8 @@ class TitleStats:
     finished: int = 0
     accepted: int = 0
     rejected: int = 0
+    stale: int = 0
+    """Of ``rejected``: ``stale_version`` refusals of gateway games (services/sdk.py ``BotStats.stale``)."""
     events: int = 0
     latencies: list[float] = field(default_factory=list)
     replay_ok: int = 0
@@ -185,6 +187,7 @@ async def play_sdk_game(gw: Gateway, name: str, seats: int, rng: random.Random, 
     stats.game_ids.append(gid)
     stats.accepted += st.accepted + seats + 2
     stats.rejected += st.rejected
+    stats.stale += st.stale
     stats.latencies += st.latencies
     stats.events += final["version"]
     stats.finished += final["status"] == "finished"
@@ -322,6 +325,13 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                       f"{s.pct(0.5):.1f}", f"{s.pct(0.99):.1f}", "verified" if replay else "FAILED",
                       "verified" if rebuild_ok else "FAILED", "valid" if audited else "FAILED")
     console.print(table)
+    stale = sum(stats[n].stale for n in names)
+    console.print("games: the bot games of each title this run plays (the progress bars count them; 1 in 4 "
+                  "through the gateway) plus the games the server plays alone (bots+clock). rejected: the one "
+                  "deliberate out-of-turn command of each bus game"
+                  + (f", and {stale} stale_version refusals of gateway games (a seat's command named the version "
+                     "another seat's command had just moved past, as when seats choose at once; its bot decided "
+                     "again)" if stale else "") + ".", markup=False, highlight=False)
     for name in names:
         for f in stats[name].failures[:10]:
             console.print(f"[red]{name}: {f}[/red]")
