@@ -96,4 +96,4 @@ class RoundTrips:
 
     async def _send(self, commands: list[Sequence[Any]]) -> list[Any]:
         """:func:`~services.adapters.pipeline.send_all`, with the replies read under one timer."""
-        return await send_all(self.r, commands, one_timer=True)
+        return await send_all(self.r, commands)
