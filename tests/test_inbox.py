@@ -304,3 +304,53 @@ def test_a_command_registered_while_the_reader_gives_its_connection_back_gets_a_
             assert out.version == 2 and ib.delivered == 2 and ib.fallbacks == 0
 
     anyio.run(main)
+
+
+def test_submit_calls_sent_once_on_the_stream_and_a_failing_xadd_reaches_its_caller(settings):
+    """``submit(sent=...)``: each callback runs once, after its command is on its stream and before
+    its outcome returns; one callback raising stops no other command's send; a command whose
+    ``XADD`` fails (its stream holds another type) raises that error in its caller alone."""
+    from redis.exceptions import ResponseError
+
+    async def main():
+        async with _named_bus(settings, "sent") as (_name, _r, admin, bus):
+            calls: dict[str, int] = {}
+            on_stream: dict[str, bool] = {}
+
+            def sent_of(gid: str):
+                def sent() -> None:
+                    calls[gid] = calls.get(gid, 0) + 1
+                    if gid == failing:
+                        raise RuntimeError("a caller's callback fails")
+                return sent
+
+            outs: dict[str, object] = {}
+
+            async def one(gid: str) -> None:
+                env = CommandEnvelope(command_id=f"c-{gid}", game_id=gid, title="nosuch" if gid == bad_gid else "toy",
+                                      body=CreateGame(seats=2, options={}))
+                try:
+                    outs[gid] = await bus.submit(env, timeout=60, sent=sent_of(gid))
+                except ResponseError as exc:
+                    outs[gid] = exc
+                on_stream[gid] = calls.get(gid, 0) == 1  # called before the outcome came back
+
+            bad_gid = "gbad"  # sent as a title no worker reads, whose command stream is a string
+            good = [f"gs{j}" for j in range(6)]
+            failing = good[2]  # its callback raises
+            bad_stream = settings.keys.commands(settings.keys.partition(bad_gid), "nosuch")
+            await admin.set(bad_stream, "not a stream")
+            try:
+                async with services_running(settings, titles=["toy"], projector=False):
+                    async with anyio.create_task_group() as tg:
+                        for gid in [*good, bad_gid]:
+                            tg.start_soon(one, gid)
+            finally:
+                await admin.delete(bad_stream)
+            assert isinstance(outs[bad_gid], ResponseError) and "WRONGTYPE" in str(outs[bad_gid]), outs[bad_gid]
+            assert bad_gid not in calls
+            for gid in good:
+                assert isinstance(outs[gid], Accepted) and outs[gid].version == 1, outs[gid]
+                assert calls[gid] == 1 and on_stream[gid], (gid, calls)
+
+    anyio.run(main)

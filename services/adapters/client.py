@@ -8,8 +8,8 @@ use the gateway instead.
 from __future__ import annotations
 
 import itertools
+import os
 import time
-import uuid
 from typing import Any
 
 import anyio
@@ -34,8 +34,9 @@ _seq = itertools.count()
 
 
 def new_id(prefix: str = "") -> str:
-    """A fresh id (``prefix`` + 20 hex chars)."""
-    return f"{prefix}{uuid.uuid4().hex[:20]}"
+    """A fresh id (``prefix`` + 20 hex chars: 80 random bits from ``os.urandom``; the first 20 hex
+    chars of a ``uuid4`` used before cost five times as much, 5 % of the bench client's CPU)."""
+    return f"{prefix}{os.urandom(10).hex()}"
 
 
 class NoOutcome(Exception):

@@ -136,6 +136,14 @@ class Keys:
     def game(self, game_id: str, part: str) -> str:
         return f"{self._tags[self.partition(game_id)]}:g:{game_id}:{part}"
 
+    def game_prefix(self, game_id: str) -> str:
+        """``game(game_id, part)`` is this + ``part`` (a hot path building several keys of one game)."""
+        return f"{self._tags[self.partition(game_id)]}:g:{game_id}:"
+
+    def rm_prefix(self, game_id: str) -> str:
+        """``rm(game_id, part)`` is this + ``part``."""
+        return f"{self._tags[self.partition(game_id)]}:rm:{game_id}:"
+
     def outcome(self, game_id: str, command_id: str) -> str:
         return self.game(game_id, f"out:{command_id}")
 

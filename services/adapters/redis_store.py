@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+import structlog
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -38,6 +39,8 @@ from services.kernel.registry import Codec, get_title
 
 BLOCK_MS = 2000
 SOCKET_TIMEOUT = 10.0
+
+log = structlog.get_logger("questhall.bus")
 
 OUTCOME_DECODER = msgspec.msgpack.Decoder(Accepted | Rejected)
 _SNAPSHOT_DECODER = msgspec.msgpack.Decoder(lifecycle.Snapshot)
@@ -297,9 +300,9 @@ class EventStore:
         gid = before.game_id
         k = self.keys
         p = k.partition(gid)
-        keys = [k.game(gid, "meta"), k.game(gid, "events"), k.log(p), k.outcome(gid, outcome.command_id),
-                stream, k.inbox(p, inbox or "-"), k.games(p), k.game(gid, "secret"), k.game(gid, "commands"),
-                k.game(gid, ARCHIVED)]
+        g = k.game_prefix(gid)
+        keys = [g + "meta", g + "events", k.log(p), f"{g}out:{outcome.command_id}",
+                stream, k.inbox(p, inbox or "-"), k.games(p), g + "secret", g + "commands", g + ARCHIVED]
         args = [before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
                 after.title, self.settings.reply_ttl if inbox else 0, seed.hex() if (seed and before.version == 0) else "",
                 ENC.encode(command), before.last_hash, *[ENC.encode(e) for e in events]]
@@ -421,26 +424,33 @@ class CommandBus:
         naming this process's inbox (the outcome is pushed there). Raises what ``XADD`` raised
         (a connection error: nothing may have been sent; send again with the same command id).
         A cancelled caller's command may still be sent."""
-        p = self.keys.partition(envelope.game_id)
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._queue.append((self.keys.commands(p, envelope.title), {"c": ENC.encode(envelope), "r": self.inbox.name}, fut))
+        self._enqueue(envelope, fut, None, True)
+        await fut
+
+    def _enqueue(self, envelope: CommandEnvelope, fut: asyncio.Future, sent: Any, resolve: bool) -> None:
+        """Queue ``envelope`` for the sender (encoded here: an encoding error, e.g. OverflowError,
+        raises now and nothing is queued). Once its XADD answered, ``fut`` gets the XADD's error,
+        or (``resolve``) None; ``sent()`` is called once it is on its stream (unless ``fut`` was
+        cancelled)."""
+        p = self.keys.partition(envelope.game_id)
+        self._queue.append((self.keys.commands(p, envelope.title), ENC.encode(envelope), fut, sent, resolve))
         if self._sender is None or self._sender.done():
             self._sender = asyncio.get_running_loop().create_task(self._send_queued())
-        await fut
 
     async def _send_queued(self) -> None:
         """Send every queued command, a pipeline per round trip, until the queue is empty."""
+        inbox = self.inbox.name
         while self._queue:
             batch, self._queue = self._queue[:SEND_BATCH], self._queue[SEND_BATCH:]
             try:
-                results = await send_all(self.r, [("XADD", stream, "*", "c", fields["c"], "r", fields["r"])
-                                                  for stream, fields, _ in batch])
+                results = await send_all(self.r, [("XADD", stream, "*", "c", c, "r", inbox) for stream, c, *_ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every sender of the batch
-                for _, _, fut in batch:
+                for _, _, fut, _, _ in batch:
                     if not fut.done():
                         fut.set_exception(exc if isinstance(exc, Exception) else RedisConnectionError("send cancelled"))
                 if not isinstance(exc, Exception):
-                    for _, _, fut in self._queue:
+                    for _, _, fut, _, _ in self._queue:
                         if not fut.done():
                             fut.set_exception(RedisConnectionError("send cancelled"))
                     self._queue = []
@@ -448,12 +458,17 @@ class CommandBus:
                 continue
             self.sent_batches += 1
             self.sent += len(batch)
-            for (_, _, fut), res in zip(batch, results, strict=True):
-                if fut.done():
-                    continue
+            for (_, _, fut, sent, resolve), res in zip(batch, results, strict=True):
                 if isinstance(res, Exception):
-                    fut.set_exception(res)
-                else:
+                    if not fut.done():
+                        fut.set_exception(res)
+                    continue
+                if sent is not None and not fut.cancelled():
+                    try:
+                        sent()
+                    except Exception:  # noqa: BLE001 - one caller's callback must not stop the others' sends
+                        log.exception("sent_callback_failed")
+                if resolve and not fut.done():
                     fut.set_result(None)
 
     async def aclose(self) -> None:
@@ -478,9 +493,9 @@ class CommandBus:
         a seat's next command then, in order, while this one waits)."""
         fut = self.inbox.expect(envelope.game_id, envelope.command_id)  # before sending: no reply can be missed
         try:
-            await self.send(envelope)
-            if sent is not None:
-                sent()
+            # the outcome's own future carries the send's error too (one future and one wake-up a
+            # command fewer than awaiting the send first)
+            self._enqueue(envelope, fut, sent, False)
             return await self._until(fut, envelope.game_id, envelope.command_id, timeout)
         finally:
             self.inbox.forget(envelope.game_id, envelope.command_id, fut)
