@@ -55,10 +55,19 @@ def _answers(url: str) -> bool:
         return False
 
 
+FALLBACK_URL = "redis://127.0.0.1:6379/0"
+"""The Redis a command uses when neither ``REDIS_URL`` nor a running embedded server names one
+(a module attribute so that tests can point it at a port nothing listens on)."""
+
+EMBEDDED_NOT_RUNNING = "embedded_not_running"
+"""The stable code that opens the line of ``replay``, ``audit`` and ``export`` (exit 2) when they
+fell back to :data:`FALLBACK_URL` and it does not answer or has no such game."""
+
+
 def _url() -> str:
     """The Redis URL: ``REDIS_URL``; else a running embedded Valkey's (``.questhall/valkey/url``);
-    else ``redis://127.0.0.1:6379/0``."""
-    return _found_url() or "redis://127.0.0.1:6379/0"
+    else :data:`FALLBACK_URL` (``redis://127.0.0.1:6379/0``)."""
+    return _found_url() or FALLBACK_URL
 
 
 def _found_url() -> str | None:
@@ -76,9 +85,9 @@ def _found_url() -> str | None:
 def redis_url(embedded_ok: bool):
     """``REDIS_URL`` if set; else a running embedded Valkey; else (when allowed) a new embedded
     Valkey for the block's duration, whose URL other commands find in ``.questhall/valkey/url``."""
-    url = _url()
-    if os.environ.get("REDIS_URL") or not embedded_ok or url != "redis://127.0.0.1:6379/0":
-        yield url
+    url = _found_url()
+    if url is not None or not embedded_ok:
+        yield url or FALLBACK_URL
         return
     from services.local.embedded import ServerProcess
 
@@ -108,11 +117,35 @@ def _log_redis_in_use() -> None:
     log = structlog.get_logger("questhall.cli")
     url = _found_url()
     if url is None:
-        log.warning("redis_in_use", url="redis://127.0.0.1:6379/0",
+        log.warning("redis_in_use", url=FALLBACK_URL,
                     source="fallback: REDIS_URL is unset and no embedded server runs here")
     else:
         source = "REDIS_URL" if os.environ.get("REDIS_URL") else f"embedded server ({URL_FILE})"
         log.info("redis_in_use", url=_redacted(url), source=source)
+
+
+def _game_source() -> tuple[str, bool]:
+    """The URL ``replay``, ``audit`` and ``export`` read a game from, and whether it is the
+    :data:`FALLBACK_URL` (neither ``REDIS_URL`` nor a running embedded server names a Redis)."""
+    found = _found_url()
+    return (found, False) if found is not None else (FALLBACK_URL, True)
+
+
+def _not_running_line(game_id: str, namespace: str | None = None) -> str:
+    """The one line (opening with :data:`EMBEDDED_NOT_RUNNING`) for a game looked for on the
+    fallback Redis: ``namespace`` None when the fallback does not answer, else the namespace in
+    which it answered without the game (most likely not the Redis the game was played on)."""
+    where = (f"{FALLBACK_URL} does not answer" if namespace is None
+             else f"{FALLBACK_URL} has no game {game_id!r} in namespace {namespace!r}")
+    return (f"{EMBEDDED_NOT_RUNNING}: no Redis to read game {game_id} from: REDIS_URL is unset, no embedded "
+            f"Valkey is running (no live URL in {URL_FILE}) and {where}; start `make serve` (embedded Valkey) "
+            f"in this folder or set REDIS_URL.")
+
+
+def _refuse(line: str) -> None:
+    """``line`` on stderr as plain text (no markup, no highlighting), then exit 2."""
+    err.print(line, markup=False, highlight=False)
+    raise typer.Exit(2)
 
 
 def _run_on_redis(body: Callable[[Any], Awaitable[Any]], *, url: str | None = None, service: bool = False,
@@ -583,7 +616,9 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
     from services.kernel import titles as all_titles
     from services.kernel.errors import CorruptEvent
 
-    url = _url()
+    url, fallback = _game_source()
+    if fallback and not _answers(url):
+        _refuse(_not_running_line(game_id))
     s = _settings(url)
 
     async def main() -> int:
@@ -591,8 +626,9 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
         try:
             meta = await r.hgetall(s.keys.game(game_id, "meta"))
             if not meta:
-                err.print(await _archived_line(r, s, game_id)
-                          or f"No game {game_id!r} in namespace {s.namespace!r} on {_redacted(s.url)}.", markup=False)
+                missing = (_not_running_line(game_id, s.namespace) if fallback
+                           else f"No game {game_id!r} in namespace {s.namespace!r} on {_redacted(s.url)}.")
+                err.print(await _archived_line(r, s, game_id) or missing, markup=False, highlight=False)
                 return 2
             try:
                 c = codec(meta[b"title"].decode())
@@ -844,6 +880,8 @@ def audit(game_id: Annotated[str | None, typer.Argument(help="Game to audit (fro
         verdict = anyio.run(_audit_stored, game_id, doc)
     if as_json:
         sys.stdout.write(msgspec.json.encode({**msgspec.to_builtins(verdict), "exit_code": verdict.exit_code}).decode() + "\n")
+    elif verdict.status == "error" and verdict.reason.startswith(f"{EMBEDDED_NOT_RUNNING}:"):
+        _refuse(verdict.reason)  # no Redis was searched that could hold the game: not an audit result
     else:
         style = {"valid": "green", "invalid": "red", "pending": "yellow"}.get(verdict.status, "red")
         console.print(f"[{style}]{verdict.summary()}[/{style}]", soft_wrap=True, highlight=False, markup=True)
@@ -858,10 +896,12 @@ async def _audit_stored(game_id: str, receipts: dict | None = None):
     from services.kernel import titles as titles_known
     from services.kernel.errors import CorruptEvent
 
-    url = _url()
+    url, fallback = _game_source()
+    if fallback and not _answers(url):
+        return Verdict(status="error", game_id=game_id, reason=_not_running_line(game_id))
     r = connect(url)
+    s = _settings(url)
     try:
-        s = _settings(url)
         meta = await r.hgetall(s.keys.game(game_id, "meta"))
         if meta and meta[b"title"].decode() not in titles_known():
             return Verdict(status="error", game_id=game_id, title=meta[b"title"].decode(),
@@ -874,7 +914,8 @@ async def _audit_stored(game_id: str, receipts: dict | None = None):
                 return Verdict(status="error", game_id=game_id, title=meta[b"title"].decode(), reason=str(exc))
         return audit_bundle(await export_bundle(r, s, game_id), receipts)
     except GameNotFound as exc:
-        return Verdict(status="error", game_id=game_id, reason=await _archived_line(r, s, game_id) or str(exc))
+        missing = _not_running_line(game_id, s.namespace) if fallback else str(exc)
+        return Verdict(status="error", game_id=game_id, reason=await _archived_line(r, s, game_id) or missing)
     except Exception as exc:  # Redis unreachable, unreadable stream: could not run
         return Verdict(status="error", game_id=game_id, reason=f"{type(exc).__name__}: {exc}")
     finally:
@@ -889,14 +930,18 @@ def export_cmd(game_id: str,
     from services.audit.store import GameNotFound, export_bundle
     from services.audit.verify import encode_bundle
 
-    url = _url()
+    url, fallback = _game_source()
+    if fallback and not _answers(url):
+        _refuse(_not_running_line(game_id))
+    s = _settings(url)
 
     async def main() -> dict | None:
         r = connect(url)
         try:
-            return await export_bundle(r, _settings(url), game_id)
+            return await export_bundle(r, s, game_id)
         except GameNotFound as exc:
-            err.print(await _archived_line(r, _settings(url), game_id) or str(exc), markup=False)
+            missing = _not_running_line(game_id, s.namespace) if fallback else str(exc)
+            err.print(await _archived_line(r, s, game_id) or missing, markup=False, highlight=False)
             return None
         finally:
             await r.aclose()

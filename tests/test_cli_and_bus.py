@@ -138,6 +138,39 @@ def test_commands_find_a_running_embedded_server_and_fail_in_one_line(redis_url,
     assert res.returncode == 2 and "Cannot reach Redis" in res.stderr and "Traceback" not in res.stderr
 
 
+def test_reading_a_game_with_no_redis_named_is_one_line_with_a_code(settings, tmp_path, monkeypatch):
+    """``replay``, ``audit`` and ``export`` with ``REDIS_URL`` unset and no embedded server running
+    fall back to 127.0.0.1:6379; when that does not answer, or answers without the game, they say
+    so in one line opening ``embedded_not_running`` and exit 2 (was a traceback, or "no such game"
+    about a Redis the game was never on). The fallback is pointed away from this machine's 6379."""
+    import services.cli as cli
+    from services.local.embedded import free_port
+
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setattr(cli, "URL_FILE", tmp_path / "valkey" / "url")  # an empty data folder: no embedded server
+    monkeypatch.setattr(cli, "FALLBACK_URL", f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    runner = CliRunner()
+
+    def refused(*args):
+        res = runner.invoke(app, list(args))
+        assert res.exit_code == 2 and "Traceback" not in res.output, (args, res.output)
+        lines = res.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("embedded_not_running: no Redis to read game g1 from"), (args, res.output)
+        assert "make serve" in lines[0] and "REDIS_URL" in lines[0], lines[0]
+        return lines[0]
+
+    for args in (["replay", "g1"], ["audit", "g1"], ["export", "g1"]):
+        assert "does not answer" in refused(*args)
+    res = runner.invoke(app, ["audit", "g1", "--json"])
+    verdict = json.loads(res.output)
+    assert res.exit_code == 2 and verdict["status"] == "error" and verdict["reason"].startswith("embedded_not_running:")
+
+    monkeypatch.setattr(cli, "FALLBACK_URL", settings.url)  # a Redis answers there, without the game
+    monkeypatch.setenv("QUESTHALL_NAMESPACE", settings.namespace)
+    for args in (["replay", "g1"], ["audit", "g1"], ["export", "g1"]):
+        assert f"has no game 'g1' in namespace '{settings.namespace}'" in refused(*args)
+
+
 def test_every_commands_help_is_plain_text_without_rst_markup():
     """``questhall --help`` and each command's help read as plain text: no RST double backticks
     or roles from the docstrings they are made of."""
