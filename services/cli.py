@@ -94,7 +94,7 @@ def redis_url(embedded_ok: bool):
     server = ServerProcess(DATA_DIR / "valkey")
     server.start()
     URL_FILE.write_text(server.url)
-    err.print(f"Embedded Valkey on {server.url} (data in {server.dir})")
+    err.print(f"Embedded Valkey on {server.url} (data in {server.dir})", markup=False, highlight=False)
     try:
         yield server.url
     finally:
@@ -461,7 +461,10 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
           port: Annotated[int, typer.Option(help="Gateway port (0: a free one).")] = 8000,
           gateway: Annotated[bool, typer.Option(help="Also run the HTTP/WebSocket gateway.")] = True) -> None:
     """Run every title's worker, the projector, the clock, the bot service, the notifier (when
-    QUESTHALL_WEBHOOK_URLS is set) and the gateway in one process (embedded Valkey unless REDIS_URL)."""
+    QUESTHALL_WEBHOOK_URLS is set) and the gateway in one process (embedded Valkey unless REDIS_URL).
+
+    Ctrl-C or SIGTERM stops it: "Stopped." on stderr once every service (and an embedded
+    Valkey) has shut down."""
     logs.configure()
     from services.runtime.serve import services_running
 
@@ -474,14 +477,15 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
                 from services.gateway.server import gateway_running
 
                 async with gateway_running(_settings(url), host=host, port=port, service_kwargs=extra) as bound:
-                    err.print(f"Serving on {url}; gateway on http://{host}:{bound} (play in a browser at /play, "
-                              f"audit a game at /audit, OpenAPI at /schema); Ctrl-C to stop.")
+                    err.print(f"Serving on {_redacted(url)}; gateway on http://{host}:{bound} (play in a browser at /play, "
+                              f"audit a game at /audit, OpenAPI at /schema); Ctrl-C to stop.", markup=False, highlight=False)
                     await anyio.sleep_forever()
             async with services_running(_settings(url), **extra):
-                err.print(f"Serving on {url}; Ctrl-C to stop.")
+                err.print(f"Serving on {_redacted(url)}; Ctrl-C to stop.", markup=False, highlight=False)
                 await anyio.sleep_forever()
 
         _run_until_stopped(main)
+    err.print("Stopped.", markup=False, highlight=False)  # main only ends by a signal; services and Valkey are down
 
 
 def _port_free_or_exit(host: str, port: int) -> None:

@@ -171,6 +171,37 @@ def test_reading_a_game_with_no_redis_named_is_one_line_with_a_code(settings, tm
         assert f"has no game 'g1' in namespace '{settings.namespace}'" in refused(*args)
 
 
+def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
+    """``questhall serve``: the "Serving on" line is plain text (no escapes), and a SIGINT (Ctrl-C)
+    ends it with exit 0 and "Stopped." as its last line on stderr, after every service stopped."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "REDIS_URL": settings.url, "QUESTHALL_NAMESPACE": settings.namespace,
+           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_DATA": str(tmp_path), "QUESTHALL_LOG": "json"}
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", "0"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        seen = []
+        for line in proc.stderr:  # blocks on the process's output, not on a sleep
+            seen.append(line)
+            if line.startswith("Serving on"):
+                break
+        assert seen and seen[-1].startswith(f"Serving on {settings.url}; gateway on http://127.0.0.1:"), "".join(seen)
+        assert "\x1b" not in seen[-1]
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=60) == 0, rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rest.splitlines()[-1] == "Stopped." and "Traceback" not in rest, rest
+
+
 def test_every_commands_help_is_plain_text_without_rst_markup():
     """``questhall --help`` and each command's help read as plain text: no RST double backticks
     or roles from the docstrings they are made of."""
