@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anyio
 import msgspec
@@ -180,7 +181,9 @@ def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
     import sys
 
     env = {**os.environ, "REDIS_URL": settings.url, "QUESTHALL_NAMESPACE": settings.namespace,
-           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_DATA": str(tmp_path), "QUESTHALL_LOG": "json"}
+           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_DATA": str(tmp_path), "QUESTHALL_LOG": "json",
+           # run from tmp_path: the checkout on the path, so the test titles (QUESTHALL_EXTRA_TITLES=tests.toygame) import
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])])}
     proc = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", "0"], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
