@@ -139,7 +139,7 @@ def _not_running_line(game_id: str, namespace: str | None = None) -> str:
              else f"{FALLBACK_URL} has no game {game_id!r} in namespace {namespace!r}")
     return (f"{EMBEDDED_NOT_RUNNING}: no Redis to read game {game_id} from: REDIS_URL is unset, no embedded "
             f"Valkey is running (no live URL in {URL_FILE}) and {where}; start `make serve` (embedded Valkey) "
-            f"in this folder or set REDIS_URL.")
+            f"in this folder (or point QUESTHALL_DATA at the folder of the one running) or set REDIS_URL.")
 
 
 def _refuse(line: str) -> None:
