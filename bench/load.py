@@ -100,6 +100,7 @@ async def lua_append_rate(r: Any, settings: Any, n: int = 10_000, batch: int = 5
     cmd = os.urandom(150)
     tag = f"la{random.randrange(1 << 30):x}"
     stream = k.commands(0, "bench")
+    made: set[str] = set()  # the keys the calls write (their command stream, inbox and marker: not)
     t0 = time.perf_counter()
     for i in range(0, n, batch):
         pipe = r.pipeline(transaction=False)
@@ -109,16 +110,14 @@ async def lua_append_rate(r: Any, settings: Any, n: int = 10_000, batch: int = 5
             keys = [k.game(gid, "meta"), k.game(gid, "events"), f"{k.log(p)}:{tag}", k.outcome(gid, "c"), stream,
                     k.inbox(p, "-"), f"{k.games(p)}:{tag}", k.game(gid, "secret"), k.game(gid, "commands"),
                     k.game(gid, "archived")]
+            made.update(keys[:4] + keys[6:9])
             pipe.execute_command("EVALSHA", sha, len(keys), *keys, 0, "g", "", out, gid, "h" * 64, "active", "toy", 0,
                                  "ab" * 32, cmd, "0" * 64, payload)
         await pipe.execute()
     rate = n / (time.perf_counter() - t0)
-    made = [f"{k.log(p)}:{tag}" for p in range(k.partitions)] + [f"{k.games(p)}:{tag}" for p in range(k.partitions)]
-    for j in range(n):
-        gid = f"{tag}-{j}"
-        made += [k.game(gid, part) for part in ("meta", "events", "out:c", "secret", "commands")]
-    for i in range(0, len(made), 1000):
-        await r.unlink(*made[i:i + 1000])
+    doomed = sorted(made)
+    for i in range(0, len(doomed), 1000):
+        await r.unlink(*doomed[i:i + 1000])
     return rate
 
 

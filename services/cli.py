@@ -142,6 +142,21 @@ def _not_running_line(game_id: str, namespace: str | None = None) -> str:
             f"in this folder (or point QUESTHALL_DATA at the folder of the one running) or set REDIS_URL.")
 
 
+def _missing_line(game_id: str, s: Any, fallback: bool, otherwise: str) -> str:
+    """What to say of a game not found in namespace ``s.namespace``: the
+    :func:`_not_running_line` when the Redis searched was the fallback, else ``otherwise``."""
+    return _not_running_line(game_id, s.namespace) if fallback else otherwise
+
+
+def _game_url_or_refuse(game_id: str) -> tuple[str, bool]:
+    """:func:`_game_source`, refusing (exit 2, :func:`_not_running_line`) when it is the fallback
+    and the fallback does not answer (``replay`` and ``export``; ``audit`` says it in a verdict)."""
+    url, fallback = _game_source()
+    if fallback and not _answers(url):
+        _refuse(_not_running_line(game_id))
+    return url, fallback
+
+
 def _refuse(line: str) -> None:
     """``line`` on stderr as plain text (no markup, no highlighting), then exit 2."""
     err.print(line, markup=False, highlight=False)
@@ -620,9 +635,7 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
     from services.kernel import titles as all_titles
     from services.kernel.errors import CorruptEvent
 
-    url, fallback = _game_source()
-    if fallback and not _answers(url):
-        _refuse(_not_running_line(game_id))
+    url, fallback = _game_url_or_refuse(game_id)
     s = _settings(url)
 
     async def main() -> int:
@@ -630,8 +643,7 @@ def replay(game_id: str, seat: Annotated[int | None, typer.Option(help="Print th
         try:
             meta = await r.hgetall(s.keys.game(game_id, "meta"))
             if not meta:
-                missing = (_not_running_line(game_id, s.namespace) if fallback
-                           else f"No game {game_id!r} in namespace {s.namespace!r} on {_redacted(s.url)}.")
+                missing = _missing_line(game_id, s, fallback, f"No game {game_id!r} in namespace {s.namespace!r} on {_redacted(s.url)}.")
                 err.print(await _archived_line(r, s, game_id) or missing, markup=False, highlight=False)
                 return 2
             try:
@@ -918,7 +930,7 @@ async def _audit_stored(game_id: str, receipts: dict | None = None):
                 return Verdict(status="error", game_id=game_id, title=meta[b"title"].decode(), reason=str(exc))
         return audit_bundle(await export_bundle(r, s, game_id), receipts)
     except GameNotFound as exc:
-        missing = _not_running_line(game_id, s.namespace) if fallback else str(exc)
+        missing = _missing_line(game_id, s, fallback, str(exc))
         return Verdict(status="error", game_id=game_id, reason=await _archived_line(r, s, game_id) or missing)
     except Exception as exc:  # Redis unreachable, unreadable stream: could not run
         return Verdict(status="error", game_id=game_id, reason=f"{type(exc).__name__}: {exc}")
@@ -934,9 +946,7 @@ def export_cmd(game_id: str,
     from services.audit.store import GameNotFound, export_bundle
     from services.audit.verify import encode_bundle
 
-    url, fallback = _game_source()
-    if fallback and not _answers(url):
-        _refuse(_not_running_line(game_id))
+    url, fallback = _game_url_or_refuse(game_id)
     s = _settings(url)
 
     async def main() -> dict | None:
@@ -944,7 +954,7 @@ def export_cmd(game_id: str,
         try:
             return await export_bundle(r, s, game_id)
         except GameNotFound as exc:
-            missing = _not_running_line(game_id, s.namespace) if fallback else str(exc)
+            missing = _missing_line(game_id, s, fallback, str(exc))
             err.print(await _archived_line(r, s, game_id) or missing, markup=False, highlight=False)
             return None
         finally:

@@ -140,9 +140,13 @@ class Keys:
         """``game(game_id, part)`` is this + ``part`` (a hot path building several keys of one game)."""
         return f"{self._tags[self.partition(game_id)]}:g:{game_id}:"
 
-    def rm_prefix(self, game_id: str) -> str:
-        """``rm(game_id, part)`` is this + ``part``."""
-        return f"{self._tags[self.partition(game_id)]}:rm:{game_id}:"
+    def projection_keys(self, game_id: str, view_seats: list[int | None], feed_seats: list[int | None]
+                        ) -> tuple[str, list[str], list[str]]:
+        """``(rm(game_id, "applied"), [view(game_id, s)...], [feed(game_id, s)...])``, the game's
+        prefix built once (the projector names them for every projection)."""
+        rm = f"{self._tags[self.partition(game_id)]}:rm:{game_id}:"
+        return (rm + "applied", [f"{rm}view:{SPECTATOR if s is None else s}" for s in view_seats],
+                [f"{rm}feed:{SPECTATOR if s is None else s}" for s in feed_seats])
 
     def outcome(self, game_id: str, command_id: str) -> str:
         return self.game(game_id, f"out:{command_id}")

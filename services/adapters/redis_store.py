@@ -301,7 +301,7 @@ class EventStore:
         k = self.keys
         p = k.partition(gid)
         g = k.game_prefix(gid)
-        keys = [g + "meta", g + "events", k.log(p), f"{g}out:{outcome.command_id}",
+        keys = [g + "meta", g + "events", k.log(p), k.outcome(gid, outcome.command_id),
                 stream, k.inbox(p, inbox or "-"), k.games(p), g + "secret", g + "commands", g + ARCHIVED]
         args = [before.version, group, msg_id, ENC.encode(outcome), gid, after.last_hash, after.status,
                 after.title, self.settings.reply_ttl if inbox else 0, seed.hex() if (seed and before.version == 0) else "",
@@ -425,16 +425,15 @@ class CommandBus:
         (a connection error: nothing may have been sent; send again with the same command id).
         A cancelled caller's command may still be sent."""
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._enqueue(envelope, fut, None, True)
+        self._enqueue(envelope, fut, lambda: fut.done() or fut.set_result(None))
         await fut
 
-    def _enqueue(self, envelope: CommandEnvelope, fut: asyncio.Future, sent: Any, resolve: bool) -> None:
+    def _enqueue(self, envelope: CommandEnvelope, fut: asyncio.Future, sent: Any) -> None:
         """Queue ``envelope`` for the sender (encoded here: an encoding error, e.g. OverflowError,
-        raises now and nothing is queued). Once its XADD answered, ``fut`` gets the XADD's error,
-        or (``resolve``) None; ``sent()`` is called once it is on its stream (unless ``fut`` was
-        cancelled)."""
+        raises now and nothing is queued). If its XADD fails, ``fut`` gets the error; else
+        ``sent()`` (if any) is called once it is on its stream, unless ``fut`` was cancelled."""
         p = self.keys.partition(envelope.game_id)
-        self._queue.append((self.keys.commands(p, envelope.title), ENC.encode(envelope), fut, sent, resolve))
+        self._queue.append((self.keys.commands(p, envelope.title), ENC.encode(envelope), fut, sent))
         if self._sender is None or self._sender.done():
             self._sender = asyncio.get_running_loop().create_task(self._send_queued())
 
@@ -446,11 +445,11 @@ class CommandBus:
             try:
                 results = await send_all(self.r, [("XADD", stream, "*", "c", c, "r", inbox) for stream, c, *_ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every sender of the batch
-                for _, _, fut, _, _ in batch:
+                for _, _, fut, _ in batch:
                     if not fut.done():
                         fut.set_exception(exc if isinstance(exc, Exception) else RedisConnectionError("send cancelled"))
                 if not isinstance(exc, Exception):
-                    for _, _, fut, _, _ in self._queue:
+                    for _, _, fut, _ in self._queue:
                         if not fut.done():
                             fut.set_exception(RedisConnectionError("send cancelled"))
                     self._queue = []
@@ -458,7 +457,7 @@ class CommandBus:
                 continue
             self.sent_batches += 1
             self.sent += len(batch)
-            for (_, _, fut, sent, resolve), res in zip(batch, results, strict=True):
+            for (_, _, fut, sent), res in zip(batch, results, strict=True):
                 if isinstance(res, Exception):
                     if not fut.done():
                         fut.set_exception(res)
@@ -468,8 +467,6 @@ class CommandBus:
                         sent()
                     except Exception:  # noqa: BLE001 - one caller's callback must not stop the others' sends
                         log.exception("sent_callback_failed")
-                if resolve and not fut.done():
-                    fut.set_result(None)
 
     async def aclose(self) -> None:
         """Stop the process's inbox reader (before the client is closed: closing the pool under
@@ -495,7 +492,7 @@ class CommandBus:
         try:
             # the outcome's own future carries the send's error too (one future and one wake-up a
             # command fewer than awaiting the send first)
-            self._enqueue(envelope, fut, sent, False)
+            self._enqueue(envelope, fut, sent)
             return await self._until(fut, envelope.game_id, envelope.command_id, timeout)
         finally:
             self.inbox.forget(envelope.game_id, envelope.command_id, fut)

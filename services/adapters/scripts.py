@@ -222,8 +222,8 @@ local nv = tonumber(ARGV[5])
 local nf = tonumber(ARGV[6])
 -- the keys written: the streams (the log acknowledged, the feeds, the change stream) by one XREAD
 -- of nothing, the views (overwritten by MSET) with TYPE
-local xr = {'XREAD', 'COUNT', 1, 'STREAMS'}
-for i = 2, #KEYS do if i == 2 or i > 2 + nv then xr[#xr + 1] = KEYS[i] end end
+local xr = {'XREAD', 'COUNT', 1, 'STREAMS', KEYS[2]}
+for i = 3 + nv, #KEYS do xr[#xr + 1] = KEYS[i] end
 for i = 5, #xr do xr[#xr + 1] = '$' end
 local _
 _, bad = qh_read(spec, unpack(xr))

@@ -326,8 +326,8 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                       "verified" if rebuild_ok else "FAILED", "valid" if audited else "FAILED")
     console.print(table)
     stale = sum(stats[n].stale for n in names)
-    console.print("games: the bot games of each title this run plays (the progress bars count them; 1 in 4 "
-                  "through the gateway) plus the games the server plays alone (bots+clock). rejected: the one "
+    console.print("games: the bot games of each title this run plays (the progress bars count them; 1 in "
+                  f"{SDK_SHARE} through the gateway) plus the games the server plays alone (bots+clock). rejected: the one "
                   "deliberate out-of-turn command of each bus game"
                   + (f", and {stale} stale_version refusals of gateway games (a seat's command named the version "
                      "another seat's command had just moved past, as when seats choose at once; its bot decided "

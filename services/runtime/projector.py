@@ -34,7 +34,7 @@ from schemas.envelope import (
     SeedRevealed,
 )
 from services.adapters import ended, scripts
-from services.adapters.keys import GAME_ID, SPECTATOR
+from services.adapters.keys import GAME_ID
 from services.adapters.pipeline import send_all
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
@@ -333,9 +333,7 @@ class Projector:
         k = self.keys
         gid = after.game_id
         views, feed_rows = projection(title, after, new)
-        rm = k.rm_prefix(gid)
-        view_keys = [f"{rm}view:{SPECTATOR if s is None else s}" for s, _ in views]
-        feed_keys = [f"{rm}feed:{SPECTATOR if s is None else s}" for s, _ in feed_rows]
+        applied, view_keys, feed_keys = k.projection_keys(gid, [s for s, _ in views], [s for s, _ in feed_rows])
         done = after.status in ENDED  # an ended game's views are stored compressed (services/adapters/ended.py)
         args: list[Any] = [before.version, after.version, GROUP, msg_id, len(views), len(feed_rows),
                            *[ended.pack_view(b) if done else b for _, b in views]]
@@ -347,7 +345,7 @@ class Projector:
             for v, b in rows:
                 args += [v, b]
         args += [gid, CHANGES_MAXLEN]
-        return [rm + "applied", log_stream, *view_keys, *feed_keys, k.changes(k.partition(gid))], args
+        return [applied, log_stream, *view_keys, *feed_keys, k.changes(k.partition(gid))], args
 
     def _remember(self, game: lifecycle.Game) -> None:
         self.cache[game.game_id] = game
