@@ -162,3 +162,21 @@ def test_error_precedence_not_seated_then_not_your_turn_then_the_titles_rules():
     assert g.submit(Add(n=9), None).code == "not_seated"
     assert g.submit(Add(n=9), 1).code == "not_your_turn"
     assert g.submit(Add(n=9), 0).code == "bad_amount"
+
+
+def test_not_in_lobby_names_the_games_actual_status():
+    """A join, leave or start after the lobby says whether the game is running or over."""
+    g = LocalGame(TOY, seed=bytes(32))
+    g.create_and_start(2, {"target": 3})
+    out = g.submit(JoinSeat(name="late"), 0)
+    assert out.code == "not_in_lobby" and "already started (status active)" in out.message, out
+    g.submit(Add(n=3), 0)
+    assert g.game.status == "finished"
+    out = g.submit(LeaveSeat(), 0)
+    assert out.code == "not_in_lobby" and "is over (status finished)" in out.message, out
+    a = LocalGame(TOY)
+    a.submit(CreateGame(seats=2))
+    a.submit(JoinSeat(name="a"), 0)
+    a.submit(AbandonGame(), 0)
+    out = a.submit(StartGame(), 0)
+    assert out.code == "not_in_lobby" and "is over (status abandoned)" in out.message, out

@@ -247,7 +247,7 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
     if game.status == "none":
         raise Rejection("no_such_game", f"There is no game {game.game_id!r}.")
     if isinstance(body, (JoinSeat, LeaveSeat, StartGame)) and game.status != "lobby":
-        raise Rejection("not_in_lobby", "Seats can be joined, left or the game started only before it starts.")
+        raise Rejection("not_in_lobby", _not_in_lobby(game.status))
     if isinstance(body, JoinSeat):
         if seat is None or not 0 <= seat < len(game.seats):
             raise Rejection("seat_out_of_range", f"Seat must be 0 to {len(game.seats) - 1}.")
@@ -368,6 +368,12 @@ def check_seat_signature(game: Game, envelope: CommandEnvelope) -> None:
     msg = seat_message(envelope.game_id, seat, envelope.expected_version, body_hash(msgspec.to_builtins(envelope.body)))
     if not verify(key, envelope.signature, msg):
         raise Rejection("bad_signature", f"The command's signature does not verify with seat {seat}'s key.")
+
+
+def _not_in_lobby(status: str) -> str:
+    """The sentence of ``not_in_lobby``: the game's actual status, then what the lobby allows."""
+    now = "has already started" if status == "active" else "is over"
+    return f"The game {now} (status {status}); seats are joined or left, and the game started, only in the lobby."
 
 
 def _first_bot(title: Title) -> str:
