@@ -34,7 +34,6 @@ import random
 import statistics
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +195,11 @@ async def game_memory(url: str, runs: int = 3, titles: list[str] | None = None,
     from services.runtime.serve import services_running
 
     names = titles or [t for t in SEATS if t in all_titles()]
-    settings = Settings(url=url, namespace=f"benchmem{uuid.uuid4().hex[:8]}", partitions=4)
+    from bench.run import bench_namespace
+
+    # a namespace as long as a deployment's ``qh`` (key names count in the bytes measured), apart
+    # from the rest of the bench's keys on the same server
+    settings = Settings(url=url, namespace=bench_namespace("qm"), partitions=4)
     out: dict[str, dict[str, float]] = {}
     async with services_running(settings, titles=names) as s:
         r: Any = s["redis"]

@@ -141,12 +141,14 @@ def eros_quest_win_share(games: int = 200, seed: int = 0) -> dict[str, float]:
     return {"games": games, "wins": wins, "share": wins / games}
 
 
-def bench_namespace() -> str:
-    """The namespace a bench run works in: the default ``qh`` on the bench's own Redis (keys as long
-    as a deployment's: every key name is sent and written to the AOF with each command, so a longer
-    prefix costs bytes a deployment does not pay), ``qh<4 hex>`` on ``REDIS_URL`` (one of its own
-    beside whatever that server holds; deleted at the end)."""
-    return f"qh{random.randrange(1 << 16):04x}" if os.environ.get("REDIS_URL") else "qh"
+def bench_namespace(base: str = "qh") -> str:
+    """The namespace a bench run works in: ``base`` (the deployment's default ``qh``) on the bench's
+    own Redis (keys as long as a deployment's: every key name is sent and written to the AOF with
+    each command, and counted in a key's memory, so a longer prefix costs bytes a deployment does not
+    pay), ``<base><4 hex>`` on ``REDIS_URL`` (one of its own beside whatever that server holds;
+    deleted at the end). A part of the bench that must not meet another's keys on the same server
+    passes a ``base`` of its own of the same length (bench/memory.py: ``qm``)."""
+    return f"{base}{random.randrange(1 << 16):04x}" if os.environ.get("REDIS_URL") else base
 
 
 async def raw_rates(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> tuple[float, float]:
