@@ -492,8 +492,10 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
                 from services.gateway.server import gateway_running
 
                 async with gateway_running(_settings(url), host=host, port=port, service_kwargs=extra) as bound:
-                    err.print(f"Serving on {_redacted(url)}; gateway on http://{host}:{bound} (play in a browser at /play, "
-                              f"audit a game at /audit, OpenAPI at /schema); Ctrl-C to stop.", markup=False, highlight=False)
+                    base = f"http://{host}:{bound}"
+                    err.print(f"Serving on {_redacted(url)}; gateway on {base} (play in a browser at {base}/play, "
+                              f"audit a game at {base}/audit, OpenAPI at {base}/schema); Ctrl-C to stop.",
+                              markup=False, highlight=False)
                     await anyio.sleep_forever()
             async with services_running(_settings(url), **extra):
                 err.print(f"Serving on {_redacted(url)}; Ctrl-C to stop.", markup=False, highlight=False)

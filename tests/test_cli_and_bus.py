@@ -173,7 +173,8 @@ def test_reading_a_game_with_no_redis_named_is_one_line_with_a_code(settings, tm
 
 
 def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
-    """``questhall serve``: the "Serving on" line is plain text (no escapes), and a SIGINT (Ctrl-C)
+    """``questhall serve``: the "Serving on" line is plain text (no escapes) naming full
+    addresses (http://host:port/play, not a bare /play), and a SIGINT (Ctrl-C)
     ends it with exit 0 and "Stopped." as its last line on stderr, after every service stopped."""
     import os
     import signal
@@ -195,6 +196,8 @@ def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
                 break
         assert seen and seen[-1].startswith(f"Serving on {settings.url}; gateway on http://127.0.0.1:"), "".join(seen)
         assert "\x1b" not in seen[-1]
+        base = seen[-1].split("gateway on ", 1)[1].split(" ", 1)[0]  # every place it names is a full address
+        assert all(f"{base}/{page}" in seen[-1] for page in ("play", "audit", "schema")), seen[-1]
         proc.send_signal(signal.SIGINT)
         rest = proc.stderr.read()
         assert proc.wait(timeout=60) == 0, rest
