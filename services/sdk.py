@@ -104,11 +104,17 @@ async def play_bot_game(gw: Gateway, title: str, seats: int, rng: random.Random,
                         stats: BotStats | None = None) -> tuple[str, dict, BotStats]:
     """Create a game, seat a bot per seat, start, and play it to the end over HTTP and sockets.
 
-    Returns ``(game_id, final spectator view, stats)``.
+    ``bot_names``: the bot of each seat in order (the title's bots in turn for the rest). Returns
+    ``(game_id, final spectator view, stats)``. Raises ``Rejection`` ``unknown_bot`` (naming the
+    title's bots) for a name the title does not have, before anything is created.
     """
     from services.kernel import get_title
+    from services.kernel.game import unknown_bot
 
     t = get_title(title)
+    for name in bot_names or []:
+        if name not in t.bots:
+            raise unknown_bot(t, name)
     stats = stats or BotStats()
     game = await gw.create(title, seats, options)
     clients = [await gw.join(game.game_id, f"bot-{i}", seat=i) for i in range(seats)]

@@ -228,7 +228,7 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         if hasattr(title, "check_options"):
             title.check_options(opts, body.seats)
         if lopts.on_timeout == "bot" and (lopts.timeout_bot or _first_bot(title)) not in title.bots:
-            raise Rejection("unknown_bot", f"{title.display_name} has no bot {lopts.timeout_bot[:40]!r}; bots: {sorted(title.bots)}.")
+            raise unknown_bot(title, lopts.timeout_bot)
         stored = msgspec.to_builtins(opts)
         if lopts != LifecycleOptions():  # only a game that sets one stores the lifecycle options
             stored.update(msgspec.to_builtins(lopts))
@@ -254,7 +254,7 @@ def decide(title: Title, game: Game, envelope: CommandEnvelope, chance: Chance, 
         if _seat_taken(game, seat):
             raise Rejection("seat_taken", f"Seat {seat} is already taken.")
         if body.bot and body.bot not in title.bots:
-            raise Rejection("unknown_bot", f"{title.display_name} has no bot {body.bot[:40]!r}; bots: {sorted(title.bots)}.")
+            raise unknown_bot(title, body.bot)
         name = clean_name(body.name if body.name.strip() or not body.bot else f"{body.bot} bot")
         if not _HEX.match(body.client_seed):
             raise Rejection("bad_client_seed", "A client seed is at most 64 hexadecimal digits.")
@@ -374,6 +374,13 @@ def _not_in_lobby(status: str) -> str:
     """The sentence of ``not_in_lobby``: the game's actual status, then what the lobby allows."""
     now = "has already started" if status == "active" else "is over"
     return f"The game {now} (status {status}); seats are joined or left, and the game started, only in the lobby."
+
+
+def unknown_bot(title: Title, name: str) -> Rejection:
+    """The ``unknown_bot`` rejection of a bot name ``title`` does not have (a join's ``bot``, the
+    ``timeout_bot`` option, the SDK's ``bot_names``): the name (first 40 characters) and the
+    title's bots, sorted."""
+    return Rejection("unknown_bot", f"{title.display_name} has no bot {name[:40]!r}; bots: {sorted(title.bots)}.")
 
 
 def _first_bot(title: Title) -> str:

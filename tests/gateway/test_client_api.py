@@ -24,7 +24,7 @@ from services.adapters.redis_store import Settings
 from services.gateway.app import create_app, openapi_document
 from services.gateway.codes import ERROR_CODES
 from services.gateway.openapi import MAX_NAME, asyncapi_document
-from services.kernel import titles
+from services.kernel import get_title, titles
 from services.sdk import Gateway, GatewayError, play_bot_game
 from tests.gateway.conftest import make_config
 
@@ -246,3 +246,21 @@ def test_title_content_served_for_every_title(gateway):
         httpx.get(f"{gateway.url}/v1/titles/orion_duel", timeout=10).json()["options_schema"]).is_valid({"setup": 7})
     missing = httpx.get(f"{gateway.url}/v1/titles/no_such_title", timeout=10)
     assert missing.status_code == 404 and missing.json()["code"] == "unknown_title"
+
+
+def test_play_bot_game_refuses_an_unknown_bot_name_before_creating_anything(gateway):
+    """``services.sdk.play_bot_game(bot_names=...)``: a name the title does not have is the
+    ``unknown_bot`` rejection naming the title's bots (the sentence the game's join gives), raised
+    before the game is created (the lobby of the title holds no new open game); was a bare KeyError."""
+    from services.kernel.errors import Rejection
+
+    async def run() -> None:
+        async with Gateway(gateway.url) as gw:
+            before = {g.game_id for g in await gw.lobby("orion_duel")}
+            with pytest.raises(Rejection) as e:
+                await play_bot_game(gw, "orion_duel", 2, random.Random(5), bot_names=["random", "nope"])
+            assert e.value.code == "unknown_bot"
+            assert "no bot 'nope'" in str(e.value) and repr(sorted(get_title("orion_duel").bots)) in str(e.value)
+            assert {g.game_id for g in await gw.lobby("orion_duel")} == before
+
+    anyio.run(run)
