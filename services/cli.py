@@ -489,13 +489,18 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
             if gateway:
+                from services.gateway.config import GatewayConfig
                 from services.gateway.server import gateway_running
 
-                async with gateway_running(_settings(url), host=host, port=port, service_kwargs=extra) as bound:
+                cfg = GatewayConfig().with_keys()
+                async with gateway_running(_settings(url), cfg, host=host, port=port, service_kwargs=extra,
+                                           local=True) as bound:
                     base = f"http://{host}:{bound}"
                     err.print(f"Serving on {_redacted(url)}; gateway on {base} (play in a browser at {base}/play, "
                               f"audit a game at {base}/audit, OpenAPI at {base}/schema); Ctrl-C to stop.",
                               markup=False, highlight=False)
+                    if (line := cfg.generated_keys_line()) is not None:
+                        err.print(line, markup=False, highlight=False)
                     await anyio.sleep_forever()
             async with services_running(_settings(url), **extra):
                 err.print(f"Serving on {_redacted(url)}; Ctrl-C to stop.", markup=False, highlight=False)

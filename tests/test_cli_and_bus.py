@@ -198,6 +198,9 @@ def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
         assert "\x1b" not in seen[-1]
         base = seen[-1].split("gateway on ", 1)[1].split(" ", 1)[0]  # every place it names is a full address
         assert all(f"{base}/{page}" in seen[-1] for page in ("play", "audit", "schema")), seen[-1]
+        keys_line = proc.stderr.readline()  # the keys made for the run, said plainly (no key in it)
+        assert keys_line.startswith("Seat tokens and receipts are signed with keys made for this run"), keys_line
+        assert "QUESTHALL_TOKEN_KEYS and QUESTHALL_RECEIPT_KEYS not set" in keys_line, keys_line
         proc.send_signal(signal.SIGINT)
         rest = proc.stderr.read()
         assert proc.wait(timeout=60) == 0, rest
@@ -206,6 +209,7 @@ def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
             proc.kill()
             proc.wait()
     assert rest.splitlines()[-1] == "Stopped." and "Traceback" not in rest, rest
+    assert not any("gateway_generated_" in ln for ln in [*seen, rest]), "a local serve logs no key warning"
 
 
 def test_every_commands_help_is_plain_text_without_rst_markup():

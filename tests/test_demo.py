@@ -29,6 +29,7 @@ def test_demo_plays_every_title_and_every_check_holds(redis_url):
     assert "games: the bot games of each title this run plays" in flat
     assert "rejected: the one deliberate out-of-turn command of each bus game" in flat
     assert "All checks hold." in text
+    assert "signed with keys made for this run (QUESTHALL_TOKEN_KEYS and QUESTHALL_RECEIPT_KEYS not set)" in flat
 
 
 def test_demo_keep_names_the_namespace_and_game_ids_it_kept(redis_url):
