@@ -137,7 +137,7 @@ class JoinRequest(Request):
     client_seed: str = ""
     """Optional hex (<= 64 digits) mixed into the game's chance."""
     bot: str = ""
-    """A named bot of the title (``GET /titles``): the server's bot service plays the seat."""
+    """A named bot of the title (``bots`` of ``GET /titles/{title}``): the server's bot service plays the seat."""
     command_id: str | None = None
     """For an idempotent retry of the same join (keep it secret: it returns the token again)."""
     public_key: str = ""
