@@ -489,17 +489,14 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
             if gateway:
-                from services.gateway.config import GatewayConfig
                 from services.gateway.server import gateway_running
 
-                cfg = GatewayConfig().with_keys()
-                async with gateway_running(_settings(url), cfg, host=host, port=port, service_kwargs=extra,
-                                           local=True) as bound:
+                keys_note: list[str] = []
+                async with gateway_running(_settings(url), host=host, port=port, service_kwargs=extra,
+                                           keys_note=keys_note.append) as bound:
                     base = f"http://{host}:{bound}"
-                    err.print(f"Serving on {_redacted(url)}; gateway on {base} (play in a browser at {base}/play, "
-                              f"audit a game at {base}/audit, OpenAPI at {base}/schema); Ctrl-C to stop.",
-                              markup=False, highlight=False)
-                    if (line := cfg.generated_keys_line()) is not None:
+                    for line in [f"Serving on {_redacted(url)}; gateway on {base} (play in a browser at {base}/play, "
+                                 f"audit a game at {base}/audit, OpenAPI at {base}/schema); Ctrl-C to stop.", *keys_note]:
                         err.print(line, markup=False, highlight=False)
                     await anyio.sleep_forever()
             async with services_running(_settings(url), **extra):
@@ -545,8 +542,7 @@ def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] 
     s = _settings(_url())
     cfg = GatewayConfig().with_keys()
     replicas = int(os.environ.get("QUESTHALL_REPLICAS", "1") or "1")
-    missing = [n for n, gen in (("QUESTHALL_TOKEN_KEYS", cfg.generated_key),
-                                ("QUESTHALL_RECEIPT_KEYS", cfg.generated_receipt_key)) if gen]
+    missing = cfg.generated_key_variables()
     if replicas > 1 and missing:
         err.print(f"QUESTHALL_REPLICAS={replicas} but {' and '.join(missing)} not set: each replica would generate "
                   "its own key, and a token or receipt of one would fail on the others. Set them from a Secret.")

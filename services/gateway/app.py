@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -483,24 +484,27 @@ class ClientSchemaPlugin(JsonRenderPlugin):
 
 
 def create_app(settings: Settings | None = None, config: GatewayConfig | None = None, *, r: Any = None,
-               metrics_: Metrics | None = None, local: bool = False) -> Litestar:
+               metrics_: Metrics | None = None, keys_note: Callable[[str], None] | None = None) -> Litestar:
     """The gateway app for ``settings`` (Redis, namespace) and ``config`` (keys, limits).
 
     ``r``: an existing redis-py asyncio client to share (else one is connected at startup and
-    closed at shutdown). Without configured token keys a random one is generated (a structured
-    warning each, once; ``local``: not logged, the local command that runs it, ``serve`` or
-    ``demo``, prints :meth:`GatewayConfig.generated_keys_line` instead).
+    closed at shutdown). Without configured token keys a random one is generated: a structured
+    warning each, once, or, with ``keys_note`` (a local run: ``serve``, ``demo``), one call of it
+    with :meth:`GatewayConfig.generated_keys_line` instead.
     """
     settings = settings or Settings()
     config = (config or GatewayConfig()).with_keys()
     mets = metrics_ or Metrics()
-    if config.generated_receipt_key and not local:
+    if keys_note is not None:
+        if (line := config.generated_keys_line()) is not None:
+            keys_note(line)
+    elif config.generated_receipt_key:
         log.warning("gateway_generated_receipt_key",
                     note="QUESTHALL_RECEIPT_KEYS is not set, so this gateway signs game receipts with a random key "
                          "made at start: the receipts verify only against this process's /v1/keys while it runs. "
                          "Nothing to do for make demo, make serve or local play; a deployment sets it "
                          "(docs/operations.md, 'Gateway keys')")
-    if config.generated_key and not local:
+    if config.generated_key and keys_note is None:
         log.warning("gateway_generated_token_key",
                     note="QUESTHALL_TOKEN_KEYS is not set, so this gateway signs seat tokens with a random key "
                          "made at start: the tokens it hands out stop working when it stops and no other gateway "

@@ -116,13 +116,18 @@ class GatewayConfig:
             out = replace(out, receipt_keys=(SigningKey.generate().seed_hex(),), generated_receipt_key=True)
         return out
 
+    def generated_key_variables(self) -> list[str]:
+        """The variables whose keys :meth:`with_keys` made at random (``QUESTHALL_TOKEN_KEYS``,
+        ``QUESTHALL_RECEIPT_KEYS``, in that order): the ones not set."""
+        return [n for n, gen in (("QUESTHALL_TOKEN_KEYS", self.generated_key),
+                                 ("QUESTHALL_RECEIPT_KEYS", self.generated_receipt_key)) if gen]
+
     def generated_keys_line(self) -> str | None:
         """One plain sentence for a local run (``make serve``, ``make demo``) saying which keys were
         made at start and that nothing needs doing there, or None when every key was configured.
         Names the variables, never a key. A deployment's gateway logs the two structured warnings
         instead (docs/operations.md, "Gateway keys")."""
-        made = [n for n, gen in (("QUESTHALL_TOKEN_KEYS", self.generated_key),
-                                 ("QUESTHALL_RECEIPT_KEYS", self.generated_receipt_key)) if gen]
+        made = self.generated_key_variables()
         if not made:
             return None
         return (f"Seat tokens and receipts are signed with keys made for this run ({' and '.join(made)} not set): "

@@ -60,15 +60,15 @@ def _has_sansio() -> bool:
 @asynccontextmanager
 async def gateway_running(settings: Any, config: Any = None, *, host: str = "127.0.0.1", port: int = 0,
                           services: bool = True, r: Any = None, service_kwargs: dict | None = None,
-                          local: bool = False) -> AsyncIterator[int]:
+                          keys_note: Any = None) -> AsyncIterator[int]:
     """Run the gateway (and, if ``services``, every worker and a projector) inside the block.
 
     Yields the bound port. ``r``: a redis-py client to share with the services and the gateway;
     without it the gateway connects its own bounded pool (``QUESTHALL_REDIS_CONNECTIONS``), also
     beside the services: their client's pool is sized for their loops, not for the gateway's
     requests and sockets (sharing it, a flood of sockets opened thousands of connections).
-    ``local``: a local run (``serve``, ``demo``) that says itself that keys were generated
-    (``create_app``'s ``local``).
+    ``keys_note``: a local run's (``serve``, ``demo``) taker of the plain line saying keys were
+    generated, in place of the structured warnings (``create_app``'s ``keys_note``).
     """
     from services.gateway.app import create_app
     from services.runtime.serve import services_running
@@ -76,7 +76,7 @@ async def gateway_running(settings: Any, config: Any = None, *, host: str = "127
     async with AsyncExitStack() as stack:
         if services:
             await stack.enter_async_context(services_running(settings, r=r, **(service_kwargs or {})))
-        app = create_app(settings, config, r=r, local=local)
+        app = create_app(settings, config, r=r, keys_note=keys_note)
         tg = await stack.enter_async_context(anyio.create_task_group())
         bound = await tg.start(serve, app, host, port)
         try:

@@ -257,15 +257,15 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
     r = connect(url)
     rebuild_ok = False
     started = time.monotonic()
-    gw_config = _demo_gateway().with_keys()
+    keys_note: list[str] = []  # the gateway's plain line on keys made for the run
     try:
         async with services_running(settings, r=r, clock=True, bots=True), \
-                gateway_running(settings, gw_config, services=False, r=r, local=True) as port:
+                gateway_running(settings, _demo_gateway(), services=False, r=r, keys_note=keys_note.append) as port:
             client = BusClient(r, settings)
             sdk_client = Gateway(f"http://127.0.0.1:{port}")
             console.print(f"Gateway on http://127.0.0.1:{port}: the 2nd of every {SDK_SHARE} bot games of a title "
                           "(the only one with --games 1) is played through it with the SDK.")
-            if (line := gw_config.generated_keys_line()) is not None:
+            for line in keys_note:
                 console.print(line, markup=False, highlight=False)
             with Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=console, transient=False) as progress:

@@ -42,7 +42,6 @@ def refusals(lines: list[str]) -> list[tuple[str, int]]:
 def test_the_curl_walkthrough_plays_orbtale_as_documented(gateway):
     curl = shutil.which("curl")
     if curl is None:
-        print("SKIP: curl not installed; the docs/gateway.md walk-through did not run")
         pytest.skip("curl not installed: the docs/gateway.md walk-through needs it (.ci/run installs it)")
     blocks = walkthrough_blocks()
     script = "\n".join(blocks)

@@ -518,10 +518,12 @@ def test_the_generated_key_warnings_say_what_they_mean_and_whether_to_act(capfd)
     assert "gateway_generated_" not in out.out + out.err
     # a local run (serve, demo): no structured warning; its one plain line names the variables, no key
     cfg = GatewayConfig(token_keys=(), receipt_keys=()).with_keys()
-    create_app(Settings(url="redis://127.0.0.1:1/0"), cfg, local=True)
+    noted: list[str] = []
+    create_app(Settings(url="redis://127.0.0.1:1/0"), cfg, keys_note=noted.append)
     out = capfd.readouterr()
     assert "gateway_generated_" not in out.out + out.err
-    line = cfg.generated_keys_line()
+    (line,) = noted
+    assert line == cfg.generated_keys_line()
     assert line and "QUESTHALL_TOKEN_KEYS and QUESTHALL_RECEIPT_KEYS not set" in line and "Gateway keys" in line
     assert cfg.token_keys[0].decode() not in line and cfg.receipt_keys[0] not in line
     assert GatewayConfig(token_keys=(b"k",), receipt_keys=("0" * 64,)).with_keys().generated_keys_line() is None
