@@ -169,3 +169,29 @@ def test_an_unknown_bot_is_refused_at_join(settings):
         await r.aclose()
 
     anyio.run(main)
+
+
+def test_a_bot_name_the_title_no_longer_has_is_logged_and_nothing_is_sent(settings, monkeypatch):
+    """A stored bot name the title dropped (names are checked at join): the bot service logs
+    ``bot_unknown`` (warning) for the seat and sends nothing; the seat waits for its clock."""
+    from structlog.testing import capture_logs
+
+    from services.runtime.bots import Bots
+
+    async def main():
+        r = connect(settings.url)
+        c = BusClient(r, settings)
+        async with services_running(settings, r=r, bots=False):
+            gid = await bot_game(c, "quests_over_coffee", ["sensible"])
+            version = int(await r.hget(settings.keys.game(gid, "meta"), "version"))
+            monkeypatch.delitem(get_title("quests_over_coffee").bots, "sensible")
+            bots = Bots(r, settings)
+            with capture_logs() as logs:
+                assert await bots.play(gid, "quests_over_coffee", version)
+            assert bots.handled == 0
+            assert int(await r.hget(settings.keys.game(gid, "meta"), "version")) == version  # nothing was sent
+            unknown = [e for e in logs if e["event"] == "bot_unknown"]
+            assert [(e["log_level"], e["seat"], e["bot"]) for e in unknown] == [("warning", 0, "sensible")], logs
+        await r.aclose()
+
+    anyio.run(main)

@@ -72,7 +72,7 @@ async def archive(r: Any, settings: Settings, game_id: str) -> int:
     k = settings.keys
     meta = await r.hgetall(k.game(game_id, "meta"))
     if not meta:
-        raise GameNotFound(f"no game {game_id!r} in namespace {settings.namespace!r} on {redacted_url(settings.url)}")
+        raise GameNotFound(f"There is no game {game_id!r} in namespace {settings.namespace!r} on {redacted_url(settings.url)}.")
     if meta.get(b"status") not in ENDED:
         raise NotArchivable(f"game {game_id!r} is {meta.get(b'status', b'?').decode()}: only ended games are archived")
     bundle = await export_bundle(r, settings, game_id)
@@ -149,7 +149,7 @@ async def restore(r: Any, settings: Settings, game_id: str) -> int:
     k = settings.keys
     bundle = await archived_bundle(r, settings, game_id)
     if bundle is None:
-        raise GameNotFound(f"game {game_id!r} is not archived in namespace {settings.namespace!r} on {redacted_url(settings.url)}")
+        raise GameNotFound(f"Game {game_id!r} is not archived in namespace {settings.namespace!r} on {redacted_url(settings.url)}.")
     if await r.exists(k.game(game_id, "meta")):
         raise FileExistsError(f"game {game_id!r} exists: it was restored already")
     events, commands = bundle["events"], bundle["commands"]

@@ -38,7 +38,7 @@ _PUBLIC = ("finished", "abandoned")
 async def _status(r: Any, settings: Settings, game_id: str) -> str:
     meta = await r.hgetall(settings.keys.game(game_id, "meta"))
     if not meta:
-        raise GameNotFound(f"no game {game_id!r} in namespace {settings.namespace!r} on {redacted_url(settings.url)}")
+        raise GameNotFound(f"There is no game {game_id!r} in namespace {settings.namespace!r} on {redacted_url(settings.url)}.")
     return meta.get(b"status", b"").decode()
 
 
@@ -50,7 +50,7 @@ async def export_bundle(r: Any, settings: Settings, game_id: str) -> dict:
     events = [msgspec.msgpack.decode(f[b"e"]) for _, f in ev_rows]
     commands = [(int(f[b"from"]), int(mid.split(b"-")[0]), msgspec.msgpack.decode(f[b"c"])) for mid, f in cmd_rows]
     if not events:
-        raise GameNotFound(f"game {game_id!r} has no events")
+        raise GameNotFound(f"Game {game_id!r} has no events.")
     return build_bundle(game_id, events, commands)
 
 

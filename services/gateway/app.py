@@ -168,9 +168,9 @@ async def game_result(game_id: str, gw: GatewayService) -> Response[Result]:
     return _json(await gw.result(game_id))
 
 
-@get("/lobby", responses=_read_errors(404), summary="Open, running or finished games, newest first")
+@get("/lobby", responses=_read_errors(404), summary="Games in the lobby, active, finished or abandoned, newest first")
 async def lobby(gw: GatewayService, title: str | None = None,
-                status: Annotated[str, Parameter(description="open, running, finished or abandoned")] = "open",
+                status: Annotated[str, Parameter(description="lobby (alias open), active (alias running), finished or abandoned: the status lobby entries carry")] = "open",
                 limit: Annotated[int, Parameter(ge=1, le=500)] = 50) -> LobbyPage:
     return LobbyPage(games=await gw.lobby(title, status, limit))
 
@@ -558,7 +558,8 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
 
 def openapi_document(app: Litestar | None = None) -> dict:
     """The OpenAPI document of the gateway as served (a dict, JSON-ready; see services/gateway/openapi.py)."""
-    app = app or create_app(Settings(url="redis://unused"), GatewayConfig(token_keys=(b"x",)))
+    # an app made only for its schema signs nothing: no warning about generated keys
+    app = app or create_app(Settings(url="redis://unused"), GatewayConfig(token_keys=(b"x",)), keys_note=lambda _line: None)
     return client_openapi(app.openapi_schema.to_schema())
 
 

@@ -699,11 +699,12 @@ class GatewayService:
         return b"[" + b",".join(b for _, b in rows) + b"]"
 
     async def lobby(self, title: str | None, status: str, limit: int) -> list[LobbyGame]:
-        """Games of ``title`` (every title if None) with ``status`` (``open``/``running`` or a
-        stored status), newest first. Raises ApiError 400 ``bad_status``, 404 ``unknown_title``."""
+        """Games of ``title`` (every title if None) with ``status``: a stored status (``lobby``,
+        ``active``, ``finished``, ``abandoned``: what lobby entries and views carry) or its alias
+        (``open`` = ``lobby``, ``running`` = ``active``), newest first. Raises ApiError 400 ``bad_status``, 404 ``unknown_title``."""
         st = STATUS_ALIASES.get(status, status)
         if st not in STATUSES:
-            raise ApiError(400, "bad_status", "status is one of open, running, finished, abandoned.")
+            raise ApiError(400, "bad_status", "status is one of lobby (or open), active (or running), finished, abandoned.")
         if not 1 <= limit <= 500:
             raise ApiError(400, "bad_range", "limit is 1 to 500.")
         names = sorted(all_titles()) if title is None else [title]

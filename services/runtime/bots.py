@@ -130,7 +130,11 @@ class Bots:
         title = get_title(title_name)
         for seat in spec.get("to_move", []):
             name = bots[seat] if seat < len(bots) else None
-            if not name or name not in title.bots:
+            if not name:
+                continue
+            if name not in title.bots:  # checked at join: the title dropped the bot since; the seat waits for its clock
+                log.warning("bot_unknown", game_id=game_id, seat=seat, bot=name[:40], title=title_name,
+                            known=sorted(title.bots))
                 continue
             seat_raw = ended.view_json(await self.r.get(self.keys.view(game_id, seat)))
             if seat_raw is None:

@@ -281,7 +281,9 @@ class Gateway:
         return msgspec.convert(await self.request("GET", f"/games/{game_id}"), LobbyGame)
 
     async def lobby(self, title: str | None = None, status: str = "open", limit: int = 50) -> list[LobbyGame]:
-        """Games by status (``open``, ``running``, ``finished``, ``abandoned``), newest first."""
+        """Games by status, newest first: ``lobby`` (alias ``open``), ``active`` (alias ``running``),
+        ``finished`` or ``abandoned`` (the ``status`` the entries carry). Raises GatewayError
+        (400 ``bad_status``, 404 ``unknown_title``)."""
         params: dict[str, Any] = {"status": status, "limit": limit}
         if title:
             params["title"] = title

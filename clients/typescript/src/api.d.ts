@@ -334,7 +334,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Open, running or finished games, newest first */
+        /** Games in the lobby, active, finished or abandoned, newest first */
         get: operations["V1LobbyLobby"];
         put?: never;
         post?: never;
@@ -4794,7 +4794,7 @@ export interface operations {
         parameters: {
             query?: {
                 title?: string | null;
-                /** @description open, running, finished or abandoned */
+                /** @description lobby (alias open), active (alias running), finished or abandoned: the status lobby entries carry */
                 status?: string;
                 limit?: number;
             };
