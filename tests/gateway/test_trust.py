@@ -203,3 +203,30 @@ def test_the_worker_refuses_unsigned_and_badly_signed_commands_of_a_keyed_seat(g
             assert out.receipt.key_id in {k["key_id"] for k in keys}
 
     anyio.run(main)
+
+
+def test_a_create_refused_by_its_worker_has_a_receipt_at_version_0_and_a_gateway_refusal_none(gateway):
+    """Ruling (docs/fairness.md "Receipts"): a rule rejection a worker decided carries the signed
+    head it was decided on, for a refused create the empty game's (version 0, the genesis hash:
+    the id holds no game, its reads answer game_not_found); a refusal the gateway makes before any
+    worker decides (an unknown title) carries none."""
+    from services.kernel.hashing import GENESIS
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            with pytest.raises(GatewayError) as unknown:
+                await gw.create("nope", 2)
+            with pytest.raises(GatewayError) as refused:
+                await gw.create("questeros", 99, game_id="grefused99")
+            with pytest.raises(GatewayError) as missing:
+                await gw.game("grefused99")
+            keys = await gw.keys()
+            return unknown.value, refused.value, missing.value, keys, await gw.verify_receipts("grefused99")
+
+    unknown, refused, missing, keys, (valid, kept) = anyio.run(main)
+    assert (unknown.code, unknown.receipt) == ("unknown_title", None)
+    assert refused.code == "bad_seats" and refused.receipt is not None
+    assert (refused.receipt["game_id"], refused.receipt["version"], refused.receipt["head_hash"]) == ("grefused99", 0, GENESIS)
+    assert refused.receipt["key_id"] in {k["key_id"] for k in keys}
+    assert (valid, kept) == (1, 1)  # the SDK kept the refusal's receipt, and it verifies
+    assert missing.code == "game_not_found"
