@@ -32,6 +32,8 @@ console = Console(width=max(Console().width, 160))
 err = Console(stderr=True, soft_wrap=True)
 
 DATA_DIR = Path(os.environ.get("QUESTHALL_DATA", ".questhall"))
+LOCAL_KEYS = "gateway-keys.json"
+"""The file in :data:`DATA_DIR` of the gateway keys ``serve`` keeps when none is configured (mode 0600)."""
 
 
 def _faults() -> set[str]:
@@ -86,6 +88,10 @@ def redis_url(embedded_ok: bool):
     """``REDIS_URL`` if set; else a running embedded Valkey; else (when allowed) a new embedded
     Valkey for the block's duration, whose URL other commands find in ``.questhall/valkey/url``."""
     url = _found_url()
+    if url is not None and not os.environ.get("REDIS_URL") and embedded_ok:
+        # a make demo beside a make serve: say which server the run writes to (it said nothing)
+        err.print(f"Using the embedded Valkey already running on {_redacted(url)} (its URL in {URL_FILE}).",
+                  markup=False, highlight=False, soft_wrap=True)
     if url is not None or not embedded_ok:
         yield url or FALLBACK_URL
         return
@@ -483,21 +489,34 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     logs.configure()
     from services.runtime.serve import services_running
 
+    config, local_line = None, ""
     if gateway:
         _port_free_or_exit(host, port)
+        from services.gateway.config import GatewayConfig
+
+        keys_file = DATA_DIR / LOCAL_KEYS
+        try:
+            config, local = GatewayConfig().with_local_keys(keys_file)
+        except ValueError as exc:
+            err.print(str(exc), markup=False, highlight=False)
+            raise typer.Exit(2) from None
+        if local:
+            local_line = (f"Seat tokens and receipts are signed with the local keys in {keys_file} (made on the first "
+                          "serve, kept across restarts, deleted by make clean); a deployment sets QUESTHALL_TOKEN_KEYS "
+                          "and QUESTHALL_RECEIPT_KEYS (docs/operations.md, \"Gateway keys\").")
     extra = {"clock": True, "bots": True, "notifier": _notifier_config()}
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
             if gateway:
                 from services.gateway.server import gateway_running
 
-                keys_note: list[str] = []
-                async with gateway_running(_settings(url), host=host, port=port, service_kwargs=extra,
+                keys_note: list[str] = [local_line] if local_line else []
+                async with gateway_running(_settings(url), config, host=host, port=port, service_kwargs=extra,
                                            keys_note=keys_note.append) as bound:
                     base = f"http://{host}:{bound}"
                     for line in [f"Serving on {_redacted(url)}; gateway on {base} (play in a browser at {base}/play, "
                                  f"audit a game at {base}/audit, OpenAPI at {base}/schema); Ctrl-C to stop.", *keys_note]:
-                        err.print(line, markup=False, highlight=False)
+                        err.print(line, markup=False, highlight=False, soft_wrap=True)  # one line each, never wrapped
                     await anyio.sleep_forever()
             async with services_running(_settings(url), **extra):
                 err.print(f"Serving on {_redacted(url)}; Ctrl-C to stop.", markup=False, highlight=False)

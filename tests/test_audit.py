@@ -373,10 +373,13 @@ def test_cli_audit_file_exit_codes(tmp_path):
 
 def test_a_verdicts_summary_counts_in_words_and_names_no_placeholder_game():
     """``1 event`` (not ``1 events``); a bundle without a game id or title says so, never
-    ``? game ?`` (newcomer findings)."""
+    ``? game ?``; an error before anything was read gives no counts (``[0 events, 0 commands
+    (0 re-decided)]``) (newcomer findings)."""
     from services.audit.verify import Verdict
 
     v = Verdict(status="valid", game_id="g1", title="questeros", reason="ok", events=1, commands=1, receipts=1)
     assert v.summary() == "VALID questeros game g1: ok [1 event, 1 command (0 re-decided), 1 receipt held]"
     v = Verdict(status="error", reason="not a bundle")
-    assert v.summary() == "ERROR (the bundle names no game): not a bundle [0 events, 0 commands (0 re-decided)]"
+    assert v.summary() == "ERROR (the bundle names no game): not a bundle"  # nothing read: no counts of nothing
+    v = Verdict(status="error", game_id="g1", reason="no game 'g1'", events=0)
+    assert v.summary() == "ERROR game g1: no game 'g1'"

@@ -172,6 +172,61 @@ def test_reading_a_game_with_no_redis_named_is_one_line_with_a_code(settings, tm
         assert f"has no game 'g1' in namespace '{settings.namespace}'" in refused(*args)
 
 
+def test_serve_keeps_its_local_keys_so_seat_tokens_outlive_a_restart(settings, tmp_path):
+    """Without QUESTHALL_TOKEN_KEYS / QUESTHALL_RECEIPT_KEYS, ``serve`` keeps the keys it makes in
+    ``<data>/gateway-keys.json`` (mode 0600): a seat token handed out before a restart still reads
+    the seat's view after it, as the game itself survives (it answered 401 token_invalid; a
+    newcomer's finding); a file that holds no keys is refused in one line, exit 2."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    env = {**os.environ, "REDIS_URL": settings.url, "QUESTHALL_NAMESPACE": settings.namespace,
+           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_DATA": str(tmp_path), "QUESTHALL_LOG": "json",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    for name in ("QUESTHALL_TOKEN_KEYS", "QUESTHALL_RECEIPT_KEYS"):
+        env.pop(name, None)
+
+    def serving() -> tuple[subprocess.Popen, str]:
+        proc = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", "0"], cwd=tmp_path, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        for line in proc.stderr:  # blocks on the process's output, not on a sleep
+            if line.startswith("Serving on"):
+                return proc, line.split("gateway on ", 1)[1].split(" ", 1)[0]
+        raise AssertionError(f"serve ended: {proc.wait()}")
+
+    def stopped(proc: subprocess.Popen) -> None:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+
+    proc, base = serving()
+    try:
+        with httpx.Client(base_url=base + "/v1", timeout=30) as http:
+            gid = http.post("/games", json={"title": "eros_quest", "seats": 1}).json()["game_id"]
+            token = http.post(f"/games/{gid}/join", json={"name": "Ero"}).json()["token"]
+            receipt_key = http.get("/keys").json()["receipt_keys"][0]["key_id"]
+    finally:
+        stopped(proc)
+    proc, base = serving()
+    try:
+        with httpx.Client(base_url=base + "/v1", timeout=30) as http:
+            view = http.get(f"/games/{gid}/seats/0/view", headers={"Authorization": f"Bearer {token}"})
+            assert view.status_code == 200, view.text
+            assert http.get("/keys").json()["receipt_keys"][0]["key_id"] == receipt_key
+    finally:
+        stopped(proc)
+    (tmp_path / "gateway-keys.json").write_text("not keys")
+    refused = subprocess.run([sys.executable, "-m", "services.cli", "serve", "--port", "0"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2, refused.stderr
+    assert f"{tmp_path / 'gateway-keys.json'} does not hold the local gateway keys" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
     """``questhall serve``: the "Serving on" line is plain text (no escapes) naming full
     addresses (http://host:port/play, not a bare /play), and a SIGINT (Ctrl-C)
@@ -198,9 +253,12 @@ def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
         assert "\x1b" not in seen[-1]
         base = seen[-1].split("gateway on ", 1)[1].split(" ", 1)[0]  # every place it names is a full address
         assert all(f"{base}/{page}" in seen[-1] for page in ("play", "audit", "schema")), seen[-1]
-        keys_line = proc.stderr.readline()  # the keys made for the run, said plainly (no key in it)
-        assert keys_line.startswith("Seat tokens and receipts are signed with keys made for this run"), keys_line
-        assert "QUESTHALL_TOKEN_KEYS and QUESTHALL_RECEIPT_KEYS not set" in keys_line, keys_line
+        keys_line = proc.stderr.readline()  # the local keys, said plainly (no key in it)
+        keys_file = tmp_path / "gateway-keys.json"
+        assert keys_line.startswith(f"Seat tokens and receipts are signed with the local keys in {keys_file} "), keys_line
+        kept = json.loads(keys_file.read_text())
+        assert keys_file.stat().st_mode & 0o777 == 0o600
+        assert kept["token_key"] not in keys_line and kept["receipt_key"] not in keys_line
         proc.send_signal(signal.SIGINT)
         rest = proc.stderr.read()
         assert proc.wait(timeout=60) == 0, rest

@@ -109,6 +109,8 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
         if self.status == "invalid":
             where = f" at version {self.first_bad_version}" if self.first_bad_version is not None else ""
             return f"{head}: first divergence{where}: {self.reason} [{counts}]"
+        if self.status == "error" and not (self.events or self.commands):  # nothing was read: no counts to give
+            return f"{head}: {self.reason}"
         return f"{head}: {self.reason} [{counts}]"
 
 

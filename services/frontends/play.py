@@ -37,6 +37,10 @@ from services.sdk import BotStats, Gateway, GatewayError, SeatClient, play_seat
 PROMPT = "your move> "
 
 
+READY_WAIT = 10.0
+"""Seconds a typed line waits for the terminal's first current view before it is answered anyway."""
+
+
 class Terminal:
     """One human seat in a terminal: prints what arrives, reads lines, submits commands."""
 
@@ -59,6 +63,9 @@ class Terminal:
         self.acks: list[int] = []
         """Versions of accepted commands whose ``ok`` waits for their feed lines (lines in version order)."""
         self.done = anyio.Event()
+        self.ready = anyio.Event()
+        """Set once a view at (at least) the version this terminal's own commands reached has come:
+        lines typed (or piped) before it are answered after it, not on no view or a stale one."""
 
     def stop(self, code: int) -> None:
         """Stop playing with exit status ``code`` (1: ``quit`` or end of input; 130: Ctrl-C)."""
@@ -85,6 +92,8 @@ class Terminal:
                 elif m["type"] == "view":
                     self.env = m["view"]
                     self.names = [s.get("name") or f"seat {s['seat']}" for s in self.env["seats"]]
+                    if int(self.env.get("version") or 0) >= self.client.version:
+                        self.ready.set()
                     self._redraw()
                     if self.env["status"] in ("finished", "abandoned"):
                         self._flush_acks(every=True)
@@ -142,6 +151,8 @@ class Terminal:
     async def _read(self) -> None:
         while True:
             line = await self.read_line()
+            with anyio.move_on_after(READY_WAIT):  # answered on the current view (none yet: at most this long)
+                await self.ready.wait()
             if line == "" or line.strip() in ("quit", "exit"):  # "": end of input (Ctrl-D, /dev/null), as quit
                 why = "at the end of input" if line == "" else "as asked"
                 self.out(f"Stopped {why} (exit status 1); game {self.client.game_id} goes on without this terminal.")

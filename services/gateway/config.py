@@ -46,9 +46,11 @@ variable                       meaning                                          
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 def _receipt_keys_from_env() -> tuple[str, ...]:
@@ -115,6 +117,38 @@ class GatewayConfig:
         if not out.receipt_keys:
             out = replace(out, receipt_keys=(SigningKey.generate().seed_hex(),), generated_receipt_key=True)
         return out
+
+    def with_local_keys(self, path: Path) -> tuple[GatewayConfig, bool]:
+        """For ``questhall serve`` (a local run): this config with the keys kept in ``path`` where
+        none is configured, and whether any was taken from it; the file (JSON ``{"token_key",
+        "receipt_key"}``, mode 0600) is made on the first run, so seat tokens and receipts outlive
+        a restart as the games do (they stopped working at every restart: a newcomer's finding).
+        Raises ValueError naming the file if it holds no such keys (delete it to start over)."""
+        from dataclasses import replace
+
+        from services.kernel.signing import SigningKey
+
+        if self.token_keys and self.receipt_keys:
+            return self, False
+        try:
+            kept = json.loads(path.read_text())
+            token, receipt = str(kept["token_key"]), str(kept["receipt_key"])
+            SigningKey(receipt)  # 64 hex digits, else ValueError
+        except FileNotFoundError:
+            token, receipt = secrets.token_urlsafe(32), SigningKey.generate().seed_hex()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(json.dumps({"token_key": token, "receipt_key": receipt}) + "\n")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path} does not hold the local gateway keys ({type(exc).__name__}); "
+                             "delete it and start again (new keys: earlier seat tokens stop working).") from None
+        out = self
+        if not out.token_keys:
+            out = replace(out, token_keys=(token.encode(),))
+        if not out.receipt_keys:
+            out = replace(out, receipt_keys=(receipt,))
+        return out, True
 
     def generated_key_variables(self) -> list[str]:
         """The variables whose keys :meth:`with_keys` made at random (``QUESTHALL_TOKEN_KEYS``,

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+CONTENT_TYPE = "text/plain; version=0.0.4"
+"""The media type of ``/metrics`` (Prometheus text format 0.0.4); Litestar adds ``; charset=utf-8``
+to every ``text/`` type (naming it here too made the header say it twice, which strict parsers
+such as Go's ``mime.ParseMediaType`` refuse)."""
 
 
 class Metrics:

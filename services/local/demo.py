@@ -266,7 +266,7 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
             console.print(f"Gateway on http://127.0.0.1:{port}: the 2nd of every {SDK_SHARE} bot games of a title "
                           "(the only one with --games 1) is played through it with the SDK.")
             for line in keys_note:
-                console.print(line, markup=False, highlight=False)
+                console.print(line, markup=False, highlight=False, soft_wrap=True)  # one line, never wrapped
             with Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=console, transient=False) as progress:
                 budget = seconds / len(names)

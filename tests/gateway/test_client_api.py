@@ -264,3 +264,14 @@ def test_play_bot_game_refuses_an_unknown_bot_name_before_creating_anything(gate
             assert {g.game_id for g in await gw.lobby("orion_duel")} == before
 
     anyio.run(run)
+
+
+def test_metrics_content_type_names_each_parameter_once(gateway):
+    """``/metrics`` is Prometheus text 0.0.4 with one charset (it said ``charset=utf-8`` twice,
+    which strict media-type parsers refuse; a newcomer's finding)."""
+    import httpx
+
+    resp = httpx.get(gateway.url + "/metrics", timeout=10)
+    assert resp.status_code == 200
+    assert resp.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
+    assert "questhall_gateway_sockets" in resp.text

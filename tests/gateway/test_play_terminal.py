@@ -153,3 +153,22 @@ def test_joining_a_game_of_a_title_this_terminal_does_not_know_says_so_in_one_li
     out = " ".join(child.before.split())
     assert child.exitstatus == 2, out
     assert f"Game {gid} is of title 'toy', which this questhall does not know; known: " in out and "Traceback" not in out
+
+
+def test_lines_piped_before_the_first_view_are_answered_on_it(gateway, tmp_path):
+    """Words that arrive before the first view (piped input) wait for it: ``moves`` lists the
+    seat's moves and ``hint`` names one (they answered on no view: ``0 moves:`` and ``hint: (not
+    your move)`` at seat 0's move; a newcomer's finding). Input then ends: exit 1."""
+    import subprocess
+
+    env = dict(os.environ, QUESTHALL_NAMESPACE=gateway.settings.namespace, COLUMNS="200")
+    env.pop("QUESTHALL_EXTRA_TITLES", None)
+    env.pop("QUESTHALL_DATA", None)
+    done = subprocess.run([QUESTHALL, "play", "--url", gateway.url, "--title", "quests_over_coffee", "--name", "Tess"],
+                          input="moves\nhint\n", capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=60)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    moves = [line for line in out.splitlines() if " moves: " in line]
+    assert moves and not moves[0].startswith("0 moves"), out
+    hints = [line for line in out.splitlines() if line.startswith("hint: ")]
+    assert hints and hints[0] != "hint: (not your move)" and not hints[0].startswith("hint: ("), out
