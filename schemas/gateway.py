@@ -74,6 +74,11 @@ class CreateGameRequest(Request):
     """Optional client-chosen id (1-64 of ``[A-Za-z0-9_.-]``); a fresh one otherwise."""
     require_seat_keys: bool = False
     """Refuse joins that register no seat key."""
+    command_id: str | None = None
+    """Optional, a secret of the creator (1-60 of ``[A-Za-z0-9_.:-]``): a retry with the same id
+    (and the same title, seats and options) gets the same game and its ``owner_token`` again.
+    Without it a create is not retried: another create of a taken ``game_id`` is 409
+    ``game_exists``. Never stored, logged or exported in the clear (the bus sees its hash)."""
 
 
 class Receipt(Record):

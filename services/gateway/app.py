@@ -124,7 +124,8 @@ async def title_detail(title: str, gw: GatewayService) -> Response[TitleDetail]:
 @post("/games", status_code=201, responses=_errors(404, 409, 422, 504), summary="Create a game")
 async def create_game(data: CreateGameRequest, gw: GatewayService, request: Request) -> GameCreatedReply:
     await gw.admit("create", _address(request), gw.config.admit_creates)
-    return await gw.create(data.title, data.seats, data.options, data.game_id, data.require_seat_keys)
+    return await gw.create(data.title, data.seats, data.options, data.game_id, data.require_seat_keys,
+                           client_id=data.command_id)
 
 
 @get("/games/{game_id:str}", responses=_read_errors(404), summary="A game's lobby entry (status, seats, names)")

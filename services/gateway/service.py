@@ -11,6 +11,7 @@ import asyncio
 import functools
 import hashlib
 import math
+import secrets
 import time
 from collections import OrderedDict
 from typing import Any
@@ -499,18 +500,34 @@ class GatewayService:
         """The bus command id of a join: ``j<seat>:`` + the first 40 hex digits of SHA-256 of the client's id."""
         return f"j{seat}:{hashlib.sha256(client_id.encode()).hexdigest()[:40]}"
 
+    @staticmethod
+    def create_id(title: str, body: CreateGame, client_id: str | None) -> str:
+        """The command id of a create: ``create.`` + 40 hex digits of SHA-256 of the creator's
+        ``client_id`` and the request (title and body), so a retry of the same create gets its
+        first outcome and owner token, while the id, which re-issues that token, is never stored,
+        logged or exported in the clear; without ``client_id`` a fresh random one (no retry: a
+        second create of the id goes to the rules, ``game_exists``). It was derived from the
+        request alone, which anyone reading the lobby could repeat and be handed the owner token
+        (a breaker's finding). Raises ApiError 400 ``bad_command_id``."""
+        if client_id is None:
+            return f"create.{secrets.token_hex(20)}"
+        if len(client_id) > 60 or not COMMAND_ID.match(client_id):
+            raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+        request = msgspec.json.encode([title, body], order="sorted")
+        digest = hashlib.sha256(client_id.encode() + b"\n" + request).hexdigest()[:40]
+        return f"create.{digest}"
+
     async def create(self, title: str, seats: int, options: dict, game_id: str | None,
-                     require_seat_keys: bool = False) -> GameCreatedReply:
-        """Create a game. Raises ApiError 404 ``unknown_title``, 409/422 on a rejection."""
+                     require_seat_keys: bool = False, client_id: str | None = None) -> GameCreatedReply:
+        """Create a game. ``client_id``: the creator's secret command id (a retry with it, and the
+        same request, gets the same game and owner token). Raises ApiError 400
+        ``bad_command_id``, 404 ``unknown_title``, 409/422 on a rejection."""
         if title not in all_titles():
             raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
         gid = game_id or new_id("g")
         self.check_game_id(gid)
         body = CreateGame(seats=seats, options=options, require_seat_keys=require_seat_keys)
-        # The id binds the request: a retry of the same create gets its first outcome, another
-        # create of a taken id goes to the rules (game_exists / wrong_title), never that outcome.
-        digest = hashlib.sha256(msgspec.json.encode([title, body], order="sorted")).hexdigest()[:32]
-        out = await self.submit(title, gid, body, None, client_id=f"create.{digest}")
+        out = await self.submit(title, gid, body, None, client_id=self.create_id(title, body, client_id))
         at = await self._event_time(gid, 1)  # a retried create gets the very same owner token
         owner = tokens.issue(self.config.token_keys, self.settings.namespace, gid, tokens.OWNER, "", self.config.token_ttl,
                              now=at, join_version=1)

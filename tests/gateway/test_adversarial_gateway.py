@@ -8,6 +8,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from services.adapters.redis_store import connect
 from services.sdk import Gateway, GatewayError
 
 
@@ -411,9 +412,9 @@ def test_create_with_a_taken_game_id_never_claims_another_title_or_seat_count(ga
     async def main():
         async with Gateway(gateway.url) as gw:
             gid = f"taken-{__import__('uuid').uuid4().hex[:8]}"
-            first = await gw.create("questeros", 3, game_id=gid)
-            assert (await gw.create("questeros", 3, game_id=gid)) == first  # the idempotent retry
-            for title, seats in (("orion_duel", 2), ("questeros", 2), ("quests_over_coffee", 1)):
+            first = await gw.create("questeros", 3, game_id=gid, command_id="mine-1")
+            assert (await gw.create("questeros", 3, game_id=gid, command_id="mine-1")) == first  # the idempotent retry
+            for title, seats in (("questeros", 3), ("orion_duel", 2), ("questeros", 2), ("quests_over_coffee", 1)):
                 try:
                     got = await gw.create(title, seats, game_id=gid)
                 except GatewayError as exc:
@@ -422,6 +423,42 @@ def test_create_with_a_taken_game_id_never_claims_another_title_or_seat_count(ga
                     raise AssertionError(f"create {title}/{seats} of a taken id answered {got}")
             lobby = await gw.game(gid)
             assert (lobby.title, lobby.seats) == ("questeros", 3)
+
+    anyio.run(main)
+
+
+def test_a_create_repeated_from_the_lobby_never_hands_out_the_owner_token(gateway):
+    """Anyone can read a game's id, title and seats from the lobby and send the very same create
+    again: it was answered as the creator's retry, with the owner token, and the stranger could
+    seat bots and start the game (a breaker's finding). Now only the creator's own command id
+    retries a create: the copy is 409 ``game_exists`` without a token, the creator's retry gets
+    the same token, and the game waits for its seats."""
+    import httpx
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            mine = await gw.create("orion_duel", 2, command_id="secret-create-7")
+            entry = await gw.game(mine.game_id)
+            request = {"title": entry.title, "seats": entry.seats, "options": {}, "game_id": mine.game_id}
+            for copy in (request, {**request, "command_id": "guess-1"}):
+                resp = httpx.post(gateway.url + "/v1/games", json=copy, timeout=30)
+                assert resp.status_code == 409 and resp.json()["code"] == "game_exists", resp.text
+                assert "owner_token" not in resp.text and mine.owner_token not in resp.text
+            again = await gw.create("orion_duel", 2, game_id=mine.game_id, command_id="secret-create-7")
+            assert again.owner_token == mine.owner_token and again.version == mine.version
+            with pytest.raises(GatewayError) as bad:
+                await gw.create("orion_duel", 2, command_id="not an id!")
+            assert (bad.value.status, bad.value.code) == (400, "bad_command_id")
+            r = connect(gateway.settings.url)
+            try:  # the creator's id is never stored in the clear
+                stored = [k async for k in r.scan_iter(match=f"{gateway.settings.namespace}:*", count=1000)]
+                for key in stored:
+                    if (await r.type(key)) == b"stream":
+                        for _, fields in await r.xrange(key):
+                            assert not any(b"secret-create-7" in v for v in fields.values()), key
+            finally:
+                await r.aclose()
+            assert (await gw.game(mine.game_id)).taken == 0  # nobody seated anything
 
     anyio.run(main)
 

@@ -54,7 +54,8 @@ def test_a_join_that_times_out_still_voids_the_previous_holders_token(bare_gatew
     async def main():
         async with Gateway(gwr.url) as gw:
             gid = f"g{uuid.uuid4().hex[:8]}"
-            g = await _retry(lambda: gw.create("questeros", 2, game_id=gid))  # the worker may still be starting
+            # the worker may still be starting: the create is retried under its command id
+            g = await _retry(lambda: gw.create("questeros", 2, game_id=gid, command_id="create-1"))
             alice = await gw.join(g.game_id, "Alice", seat=0)
             await alice.submit({"type": "leave"})
             kill9(w1)

@@ -225,11 +225,15 @@ class Gateway:
         return msgspec.convert(await self.request("GET", f"/titles/{name}"), TitleDetail)
 
     async def create(self, title: str, seats: int, options: dict | None = None, game_id: str | None = None,
-                     require_seat_keys: bool = False) -> GameCreatedReply:
-        """Create a game. Raises GatewayError (e.g. 422 ``bad_seats``)."""
+                     require_seat_keys: bool = False, command_id: str | None = None) -> GameCreatedReply:
+        """Create a game. ``command_id``: a secret of yours that makes the create retry-safe (the
+        same call again gets the same game and ``owner_token``; without it a retry of a create
+        with ``game_id`` is 409 ``game_exists``). Raises GatewayError (e.g. 422 ``bad_seats``)."""
         body: dict[str, Any] = {"title": title, "seats": seats, "options": options or {}}
         if game_id:
             body["game_id"] = game_id
+        if command_id:
+            body["command_id"] = command_id
         if require_seat_keys:
             body["require_seat_keys"] = True
         return msgspec.convert(await self.request("POST", "/games", body=body), GameCreatedReply)

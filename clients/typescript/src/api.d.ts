@@ -449,6 +449,7 @@ export interface components {
         };
         /** CreateGameRequest */
         CreateGameRequest: {
+            command_id?: string | null;
             game_id?: string | null;
             options?: {
                 [key: string]: unknown;

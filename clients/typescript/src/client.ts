@@ -209,10 +209,13 @@ export class Gateway {
     return this.request("GET", `/titles/${encodeURIComponent(name)}`);
   }
 
-  /** Create a game (422 `bad_seats`, 404 `unknown_title`, ...). */
-  create(title: string, seats: number, opts: { options?: Record<string, unknown>; gameId?: string; requireSeatKeys?: boolean } = {}): Promise<GameCreatedReply> {
+  /** Create a game (422 `bad_seats`, 404 `unknown_title`, ...). `commandId`: a secret of yours that
+   * makes the create retry-safe (the same call again gets the same game and `owner_token`; without
+   * it a retry of a create with `gameId` is 409 `game_exists`). */
+  create(title: string, seats: number, opts: { options?: Record<string, unknown>; gameId?: string; requireSeatKeys?: boolean; commandId?: string } = {}): Promise<GameCreatedReply> {
     const body: Record<string, unknown> = { title, seats, options: opts.options ?? {} };
     if (opts.gameId) body.game_id = opts.gameId;
+    if (opts.commandId) body.command_id = opts.commandId;
     if (opts.requireSeatKeys) body.require_seat_keys = true;
     return this.request("POST", "/games", { body });
   }
