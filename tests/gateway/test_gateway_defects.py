@@ -59,6 +59,34 @@ def test_a_socket_resumed_at_the_highest_version_gets_the_view_there(gateway):
     anyio.run(main)
 
 
+def test_a_socket_resumed_past_the_games_version_gets_the_view_and_the_feed_from_there(gateway):
+    """``since`` beyond the game's version (a client that saw writes a failover lost): the current
+    view at once, then the feed entries of the game's next move (the socket sat silent; a
+    breaker's finding)."""
+    from websockets.asyncio.client import connect
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            g = await gw.create("questeros", 2)
+            a = await gw.join(g.game_id, "a")
+            await gw.join(g.game_id, "b")
+            version = (await a.start()).version
+            await a.wait_view(version)
+            async with connect(f"{gw.ws_url}/v1/games/{g.game_id}/ws?since={version + 1000}") as ws:
+                with anyio.fail_after(15):
+                    first = json.loads(await ws.recv())
+                assert (first["type"], first["version"]) == ("view", version), first
+                out = await a.submit({"type": "abandon"})  # a forfeit: the game moves on (and ends)
+                got = []
+                with anyio.fail_after(15):
+                    while not got or got[-1]["type"] != "view":
+                        got.append(json.loads(await ws.recv()))
+            assert [m["version"] for m in got if m["type"] == "feed"] == list(range(version + 1, out.version + 1)), got
+            assert got[-1]["version"] == out.version
+
+    anyio.run(main)
+
+
 def test_a_client_closing_its_socket_is_not_logged_as_redis_unavailable(gateway, capfd):
     from websockets.asyncio.client import connect
 
