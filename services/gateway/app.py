@@ -51,7 +51,7 @@ from services.audit.verify import Verdict
 from services.gateway.config import GatewayConfig
 from services.gateway.metrics import CONTENT_TYPE, Metrics
 from services.gateway.openapi import asyncapi_document, client_openapi
-from services.gateway.service import ApiError, GatewayService, unknown_command
+from services.gateway.service import ApiError, GatewayService, is_command_of, unknown_command
 from services.gateway.web import web_routers
 from services.gateway.wire import AnyCommand, AnyEvent, AnyView
 from services.gateway.ws import seat_socket, spectator_socket
@@ -365,6 +365,17 @@ _UNKNOWN_TYPE = re.compile(r"Invalid value '(.{0,60})' - at `\$\.command\.type`"
 """msgspec's error for a command ``type`` tag no title has (another title's decodes, and is refused by the service)."""
 
 
+def _command_type(raw: bytes) -> str | None:
+    """The ``command.type`` of a request body (any JSON), None if it has none."""
+    try:
+        doc = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    command = doc.get("command") if isinstance(doc, dict) else None
+    tag = command.get("type") if isinstance(command, dict) else None
+    return tag[:60] if isinstance(tag, str) else None
+
+
 async def require_json(request: Request) -> None:
     """A request with a body must say it is JSON (``application/json`` or ``+json``): 415 otherwise.
 
@@ -388,9 +399,14 @@ async def require_json(request: Request) -> None:
         except msgspec.ValidationError as exc:
             unknown = _UNKNOWN_TYPE.fullmatch(str(exc))
             game_id = request.path_params.get("game_id")
-            if unknown and isinstance(game_id, str) and request.url.path.endswith("/commands"):
-                # a command type no title has: malformed for this game, as another title's (docs/gateway.md)
-                raise unknown_command(await request.app.state.gw.title_of(game_id), unknown.group(1)) from None
+            if isinstance(game_id, str) and request.url.path.endswith("/commands"):
+                title = await request.app.state.gw.title_of(game_id)
+                tag = unknown.group(1) if unknown else _command_type(await request.body())
+                if tag is not None and not is_command_of(title, tag):
+                    # a command type no title has, or another title's that does not even decode (its
+                    # fields missing): malformed for this game, 422 bad_command (docs/gateway.md), not
+                    # that other title's field error (a breaker's finding)
+                    raise unknown_command(title, tag) from None
             raise ApiError(400, "invalid_request", f"The request is invalid: {exc}."[:500]) from None
         except msgspec.DecodeError:
             return  # malformed JSON: Litestar answers it (400) as before

@@ -11,6 +11,7 @@ import asyncio
 import functools
 import hashlib
 import math
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -131,6 +132,17 @@ def _command_tags(title: str) -> frozenset[str]:
     from services.kernel import get_title
 
     return frozenset(str(c.__struct_config__.tag) for c in get_title(title).command_types)
+
+
+SIGNATURE = re.compile(r"[0-9a-fA-F]{128}")
+"""A seat key's Ed25519 signature of a command: 128 hex digits (services/kernel/signing.py)."""
+
+
+def is_command_of(title: str, tag: str) -> bool:
+    """Whether ``tag`` is a command type of ``title`` or of the lifecycle."""
+    from schemas.envelope import LIFECYCLE_COMMAND_TAGS
+
+    return tag in _command_tags(title) or tag in LIFECYCLE_COMMAND_TAGS
 
 
 def unknown_command(title: str, tag: str, client_id: str | None = None) -> ApiError:
@@ -457,7 +469,7 @@ class GatewayService:
         # bundle see only its hash (a retry with the same id gives the same hash).
         cid = self.join_id(seat, client_id) if join and seat is not None else f"{prefix}:{client_id}"
         t0 = time.perf_counter()
-        if len(signature) > 128:
+        if signature and not SIGNATURE.fullmatch(signature):  # "zz" was taken into the hash chain
             raise ApiError(400, "invalid_request", "A signature is 128 hex digits.")
         env = CommandEnvelope(command_id=cid, game_id=game_id, title=title, body=body, seat=seat, player=player,
                               expected_version=expected_version, issued_at=int(time.time() * 1000), signature=signature)

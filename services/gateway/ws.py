@@ -296,7 +296,10 @@ async def _command(gw: GatewayService, socket: WebSocket, pusher: _Pusher, claim
                 scope.cancel()
                 return
             if exc.version is None:
-                reply = WsError(code=exc.code, message=exc.message)  # type: ignore[assignment]
+                # a message the HTTP API would call an invalid request (a number past 64 bits) is,
+                # on a socket, a malformed message (docs/gateway.md: bad_message)
+                code = "bad_message" if exc.code == "invalid_request" else exc.code
+                reply = WsError(code=code, message=exc.message)  # type: ignore[assignment]
             else:
                 reply = WsOutcome(command_id=exc.command_id or "", status="rejected", version=exc.version,
                                   code=exc.code, message=exc.message, receipt=exc.receipt)

@@ -574,3 +574,36 @@ def test_http_bodies_are_typed_as_strictly_as_socket_messages(gateway):
             assert (await mover.submit({"type": "questeros.bid", "quests": 1})).version > before  # typed right: played
 
     anyio.run(main)
+
+
+def test_a_bad_signature_another_titles_bare_command_and_a_huge_number_on_a_socket_get_their_codes(gateway):
+    """A breaker's findings: ``"signature": "zz"`` was taken into the hash chain (now 400, nothing
+    sent); another title's command without its fields was 400 ``invalid_request`` naming that
+    title's field (now 422 ``bad_command`` naming this title's commands); a number past 64 bits on
+    a socket was ``invalid_request`` (the socket's code for a malformed message is ``bad_message``)."""
+    import json
+
+    from websockets.asyncio.client import connect
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            gid, (a, _) = await _seated(gw)
+            before = (await gw.head(gid))["version"]
+            path = f"/games/{gid}/seats/0/commands"
+            auth = {"Authorization": f"Bearer {a.token}"}
+            bid = {"type": "questeros.bid", "quests": 1}
+            for sig in ("zz", "0" * 127, "g" * 128):
+                _clean_4xx(await gw.http.post(path, json={"command": bid, "signature": sig}, headers=auth),
+                           400, "invalid_request")
+            body = _clean_4xx(await gw.http.post(path, json={"command": {"type": "orion_duel.place_tile"}}, headers=auth),
+                              422, "bad_command")
+            assert body["message"].startswith("questeros has no command type 'orion_duel.place_tile'"), body
+            assert (await gw.head(gid))["version"] == before  # nothing was sent
+            async with connect(f"{gw.ws_url}/v1/games/{gid}/seats/0/ws?token={a.token}") as ws:
+                await ws.send(json.dumps({"type": "command", "command": {"type": "questeros.bid", "quests": 2**70}}))
+                with anyio.fail_after(10):
+                    while (m := json.loads(await ws.recv()))["type"] in ("feed", "view"):
+                        pass
+                assert (m["type"], m["code"]) == ("error", "bad_message"), m
+
+    anyio.run(main)
