@@ -72,6 +72,12 @@ class EventEnvelope(Record, Generic[B], forbid_unknown_fields=True):
     command_hash: str = ""
     """Hex SHA-256 of the canonical encoding of the accepted command envelope that caused this
     event (``services.kernel.hashing.command_hash``): binds the command record into the chain."""
+    salt: str = ""
+    """32 hex digits keyed by the game's secret seed (``services.kernel.hashing.event_salt``),
+    hashed with the envelope so that the public head hash cannot confirm a guess of the event's
+    hidden parts; never in a feed or view (revealed with the bundle once the game ends). Empty
+    on events recorded before it (left out of their hash: they keep it). Source: docs/fairness.md
+    "What the head hash does not give away"."""
     hash: str = ""
     """Hex SHA-256 over the canonical encoding of every other field."""
 

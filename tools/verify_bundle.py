@@ -41,7 +41,7 @@ def check_chain(b, _doc=None):
         v = i + 1
         if e.get("version") != v or e.get("game_id") != b["game_id"] or e.get("prev_hash") != prev:
             raise Bad(v, f"event {v} is out of place (version, game or link to event {v - 1})")
-        if sha(canonical({k: x for k, x in e.items() if k != "hash"})) != e.get("hash"):
+        if sha(canonical({k: x for k, x in e.items() if k != "hash" and (k != "salt" or x)})) != e.get("hash"):
             raise Bad(v, f"event {v} does not hash to its recorded hash")
         prev = e["hash"]
     if b["events"][0]["body"].get("type") != "game_created":

@@ -5,7 +5,8 @@ A ``questhall-bundle/1`` (services/audit/verify.py) stores, for every event, the
 version, ``prev_hash``, ``hash`` and ``command_hash`` (three hex SHA-256 digests: 192 bytes of
 noise no compressor shrinks), and for every command the game id and title. All of it follows
 from the rest: the version is the position, ``prev_hash`` is the previous event's ``hash``,
-``hash`` is recomputed over the event (:func:`services.audit.verify.raw_hash`), ``command_hash``
+``hash`` is recomputed over the event (:func:`services.audit.verify.raw_hash`), ``salt`` is
+keyed by the revealed seed (``hashing.event_salt``), ``command_hash``
 and ``command_id`` are those of the command whose versions cover the event, and
 ``recorded_at`` is usually that command's ``received_at``. :func:`pack` leaves a field out only
 where it equals what :func:`unpack` derives for it (else it is kept as stored), keeps every
@@ -44,7 +45,7 @@ import msgspec
 
 from services.audit import vocabulary
 from services.audit.verify import build_bundle, raw_command_hash, raw_hash
-from services.kernel.hashing import GENESIS
+from services.kernel.hashing import GENESIS, event_salt
 
 MAGIC = b"QHA2"
 """First bytes of a ``questhall-archive/2`` record (a zlib stream never starts with them)."""
@@ -151,11 +152,13 @@ def _fields(bundle: dict) -> list:
         cmds.append([c["version_before"], c["version_after"], _shape(shapes, d), kept])
     events: list[list[Any]] = []
     prev, last_at = GENESIS, 0
+    seed = _seed(bundle.get("seed"))
     for i, e in enumerate(bundle["events"]):
         cmd, chash = cover.get(i + 1, _NONE)
         derived = {"game_id": gid, "version": i + 1, "prev_hash": prev, "hash": raw_hash(e),
                    "command_id": cmd.get("command_id", _MISSING), "command_hash": chash,
-                   "recorded_at": cmd.get("received_at", _MISSING)}
+                   "recorded_at": cmd.get("received_at", _MISSING),
+                   "salt": event_salt(seed, gid, i + 1) if seed else _MISSING}
         kept = {}
         for key, value in e.items():
             if derived.get(key, _MISSING) == value and type(derived[key]) is type(value):
@@ -300,6 +303,8 @@ def _bundle(fields: list) -> dict:
     cover = _cover([{"version_before": a, "version_after": b, "command": c} for a, b, c in commands])
     events: list[dict] = []
     prev, last_at = GENESIS, 0
+    seed = _seed(next((k["body"].get("seed") for _, k in packed_events
+                       if isinstance(k.get("body"), dict) and k["body"].get("type") == "seed_revealed"), None))
     for i, (shape, kept) in enumerate(packed_events):
         cmd, chash = cover.get(i + 1, _NONE)
         e: dict[str, Any] = {}
@@ -313,7 +318,8 @@ def _bundle(fields: list) -> dict:
             else:
                 if derived is None:
                     derived = {"game_id": gid, "version": i + 1, "prev_hash": prev, "command_id": cmd.get("command_id"),
-                               "command_hash": chash, "recorded_at": cmd.get("received_at")}
+                               "command_hash": chash, "recorded_at": cmd.get("received_at"),
+                               "salt": event_salt(seed, gid, i + 1) if seed else None}
                 e[key] = derived[key]
         if "hash" in e and "hash" not in kept:
             e["hash"] = raw_hash(e)
@@ -321,6 +327,17 @@ def _bundle(fields: list) -> dict:
         prev = e.get("hash", prev)
         last_at = e["recorded_at"] if type(e.get("recorded_at")) is int else last_at
     return build_bundle(gid, events, commands)
+
+
+def _seed(value: Any) -> bytes | None:
+    """The revealed seed (64 hex digits) as bytes, None if absent or not that: every event's
+    ``salt`` follows from it (``hashing.event_salt``) and is left out of the record."""
+    if isinstance(value, str) and len(value) == 64:
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            return None
+    return None
 
 
 def _cover(commands: list[dict]) -> dict[int, tuple[dict, Any]]:

@@ -48,7 +48,7 @@ from schemas.envelope import CommandEnvelope, EventEnvelope, GameCreated, SeedRe
 from services.kernel import game as lifecycle
 from services.kernel.chance import RNG_ALGORITHM, _Draws
 from services.kernel.errors import CorruptEvent, Rejection
-from services.kernel.hashing import GENESIS, canonical_builtins, command_hash_of
+from services.kernel.hashing import GENESIS, canonical_builtins, command_hash_of, hashed_fields
 from services.kernel.registry import Codec
 from services.kernel.registry import codec as get_codec
 from services.kernel.runner import stamp
@@ -141,8 +141,9 @@ def _sha(data: bytes) -> str:
 
 def raw_hash(raw: dict) -> str:
     """The chain hash of a stored envelope given as builtins: SHA-256 of its canonical JSON
-    (sorted keys) without ``hash`` -- the same bytes as ``services.kernel.hashing.canonical``."""
-    return _sha(canonical_builtins({k: v for k, v in raw.items() if k != "hash"}))
+    (sorted keys) without ``hash`` (and an empty ``salt``) -- the same bytes as
+    ``services.kernel.hashing.canonical``."""
+    return _sha(canonical_builtins(hashed_fields(raw)))
 
 
 def raw_command_hash(raw: dict) -> str:
@@ -481,8 +482,9 @@ def _redecide(title: Any, game: lifecycle.Game, cmd: CommandEnvelope, h: str, ev
         return _Fault(vb + 1, f"the rules refuse command {cmd.command_id!r} of seat {cmd.seat} on version {vb}: "
                               f"{rej.code}: {rej.message}")
     recorded = events[vb:trusted]
+    salted = bool(events and isinstance(events[0], dict) and events[0].get("salt"))
     older = False  # an event of this command predates a field (ADDED_LATER)
-    expected = stamp(game, bodies, cmd.command_id, recorded[0].get("recorded_at", 0) if recorded else 0, h)
+    expected = stamp(game, bodies, cmd.command_id, recorded[0].get("recorded_at", 0) if recorded else 0, h, seed)
     for j in range(max(len(expected), va - vb)):
         v = vb + 1 + j
         if j >= len(recorded) and j < va - vb:
@@ -499,6 +501,16 @@ def _redecide(title: Any, game: lifecycle.Game, cmd: CommandEnvelope, h: str, ev
             if isinstance(got.get("body"), dict) and name not in got["body"] and _tag(want) == _tag(got):
                 want["body"].pop(name, None)
                 older = True
+        if seed is None or not salted:
+            # before the seed's reveal a salt cannot be re-derived, and a game recorded before salts
+            # (its first event has none) has none: the record's (or no) salt stands, so the rules'
+            # hash of this event is not the record's and what chains on it is compared as for
+            # ``older``. In a salted game every event's salt is the rules' (a stripped one differs)
+            if "salt" in got:
+                want["salt"] = got["salt"]
+            else:
+                want.pop("salt", None)
+            older = True
         if older:  # the rules' events after it chain to their own hash of it: the chain check verified the record's links
             want.pop("prev_hash", None)
             got = {k: v2 for k, v2 in got.items() if k != "prev_hash"}

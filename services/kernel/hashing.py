@@ -20,10 +20,27 @@ GENESIS = "0" * 64
 
 
 def canonical(envelope: EventEnvelope) -> bytes:
-    """Canonical bytes of an envelope, excluding its own ``hash`` field."""
-    data = msgspec.to_builtins(envelope)
-    data.pop("hash", None)
-    return msgspec.json.encode(data, order="sorted")
+    """Canonical bytes of an envelope, excluding its own ``hash`` field (and an empty ``salt``:
+    events recorded before salts keep their hash)."""
+    return canonical_builtins(hashed_fields(msgspec.to_builtins(envelope)))
+
+
+def hashed_fields(data: dict) -> dict:
+    """The fields of an envelope (as builtins) its ``hash`` covers: all but ``hash``, and
+    ``salt`` only when set."""
+    data = {k: v for k, v in data.items() if k != "hash"}
+    if not data.get("salt"):
+        data.pop("salt", None)
+    return data
+
+
+def event_salt(seed: bytes, game_id: str, version: int) -> str:
+    """The ``salt`` of event ``version`` of a game: 32 hex digits of HMAC-SHA256(seed,
+    ``salt:<game id>:<version>``). Secret while the seed is (a feed carries no salt), so the head
+    hash, which covers it, cannot confirm a guess of an event's hidden part (another seat's drawn
+    cards: a breaker recovered them in a fraction of a second from the head of an unsalted
+    Orbtale chapter start); deterministic, so an audit re-derives it once the seed is revealed."""
+    return keyed_tag(seed, f"salt:{game_id}:{version}", 32)
 
 
 def event_hash(envelope: EventEnvelope) -> str:

@@ -16,22 +16,25 @@ from services.kernel import game as lifecycle
 from services.kernel.chance import Chance
 from services.kernel.decider import Title
 from services.kernel.errors import Rejection
-from services.kernel.hashing import command_hash, seal
+from services.kernel.hashing import command_hash, event_salt, seal
 
 
 def stamp(game: lifecycle.Game, bodies: Sequence[Event], command_id: str, recorded_at: int,
-          command_hash: str = "") -> list[EventEnvelope]:
+          command_hash: str = "", seed: bytes | None = None) -> list[EventEnvelope]:
     """Envelopes for ``bodies`` following ``game``: versions ``game.version+1..``, chained hashes.
 
     ``command_hash``: :func:`services.kernel.hashing.command_hash` of the causing command
-    (every writer passes it; the audit requires it).
+    (every writer passes it; the audit requires it). ``seed``: the game's 32-byte secret seed,
+    which keys each envelope's ``salt`` (:func:`services.kernel.hashing.event_salt`; every
+    writer passes it; None: no salt, as events recorded before salts).
     """
     out: list[EventEnvelope] = []
     prev = game.last_hash
     for i, body in enumerate(bodies):
+        v = game.version + 1 + i
         env = seal(EventEnvelope(
-            game_id=game.game_id, version=game.version + 1 + i, body=body,
-            command_id=command_id, recorded_at=recorded_at, prev_hash=prev, command_hash=command_hash,
+            game_id=game.game_id, version=v, body=body, command_id=command_id, recorded_at=recorded_at,
+            prev_hash=prev, command_hash=command_hash, salt=event_salt(seed, game.game_id, v) if seed else "",
         ))
         out.append(env)
         prev = env.hash
@@ -83,7 +86,7 @@ class LocalGame:
             self.outcomes[cid] = out
             return out
         self.clock += 1
-        envs = stamp(self.game, bodies, cid, self.clock, command_hash(env))
+        envs = stamp(self.game, bodies, cid, self.clock, command_hash(env), self.seed)
         before = self.game.version
         for e in envs:
             self.game = lifecycle.evolve(self.title, self.game, e)

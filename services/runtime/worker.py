@@ -431,7 +431,7 @@ class Worker:
         except Rejection as rej:
             return self._reject_step(job, rej.code, rej.message, game.version, game.last_hash)
         data = msgspec.to_builtins(cmd)  # both hashes from one conversion
-        envs = stamp(game, bodies, cmd.command_id, now_ms(), command_hash_of(data))
+        envs = stamp(game, bodies, cmd.command_id, now_ms(), command_hash_of(data), seed)
         after = lifecycle.fold(self.title, envs, game)
         out = Accepted(command_id=cmd.command_id, game_id=cmd.game_id, version=after.version, events=len(envs),
                        head_hash=after.last_hash, request_hash=request_hash_of(data))

@@ -154,9 +154,11 @@ export async function hmac(key, message) {
   return new Uint8Array(await subtle.sign("HMAC", k, bytes(message)));
 }
 
-/** The chain hash of a stored envelope: SHA-256 of its canonical JSON without "hash". */
+/** The chain hash of a stored envelope: SHA-256 of its canonical JSON without "hash" (and
+ * without an empty "salt": events recorded before salts keep their hash; hashing.py). */
 export async function eventHash(raw) {
   const { hash: _drop, ...rest } = raw;
+  if (!rest.salt) delete rest.salt;
   return sha256(canonical(rest));
 }
 
