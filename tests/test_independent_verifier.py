@@ -80,4 +80,17 @@ def test_the_independent_verifier_runs_as_a_script(tmp_path):
     assert ok.returncode == 0 and ok.stdout.startswith("VALID"), ok
     bad = subprocess.run([*run, str(tmp_path / "f.json"), "--receipts", str(tmp_path / "r.json")], capture_output=True, text=True)
     assert bad.returncode == 1 and "forged" in bad.stdout, bad
-    assert len((ROOT / "tools" / "verify_bundle.py").read_text().splitlines()) < 150
+    assert len((ROOT / "tools" / "verify_bundle.py").read_text().splitlines()) < 160
+
+
+def test_the_independent_verifier_checks_every_salt_against_the_revealed_seed():
+    """A salted game re-chained with one salt changed is invalid at that event (the salt is keyed
+    by the seed: docs/fairness.md), as ``questhall audit`` says."""
+    bundle, receipts = signed_game("orion_duel", 2, 11)
+    assert bundle["seed"] and bundle["events"][0]["salt"]
+    bad = copy.deepcopy(bundle)
+    bad["events"][4]["salt"] = "0" * 32
+    bad = reseal(bad)
+    status, version, _ = independent.verify(json.loads(encode_bundle(bad)))
+    assert (status, version) == ("invalid", 5) and audit_bundle(bad).first_bad_version == 5
+    assert independent.verify(json.loads(encode_bundle(bundle)))[0] == "valid"

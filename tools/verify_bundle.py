@@ -2,11 +2,12 @@
 
 Usage: python tools/verify_bundle.py BUNDLE.json [--receipts RECEIPTS.json]
 Checks what needs no game rules (re-deciding moves is `questhall audit`): the hash chain, the
-seed, that every event was caused by its recorded command, every seat signature and receipt.
+seed (and every event's salt), that every event was caused by its recorded command, every seat signature and receipt.
 Prints VALID or INVALID with the first bad version; exit 0 valid, 1 invalid, 2 unreadable.
 """
 
 import hashlib
+import hmac
 import json
 import sys
 
@@ -57,6 +58,9 @@ def check_seed(b, _doc=None):
     seed = reveals[0]["body"]["seed"] if reveals else None
     if b.get("seed") != seed or (seed and sha(bytes.fromhex(seed)) != b["events"][0]["body"]["seed_commitment"]):
         raise Bad(reveals[0]["version"] if reveals else None, "the seed does not match its commitment or reveal")
+    for e in b["events"] if seed and b["events"][0].get("salt") else []:  # a salted game: salts keyed by the seed
+        if e.get("salt") != hmac.new(bytes.fromhex(seed), f"salt:{b['game_id']}:{e['version']}".encode(), "sha256").hexdigest()[:32]:
+            raise Bad(e["version"], f"event {e['version']}'s salt is not keyed by the revealed seed")
 
 
 def check_commands(b, _doc=None):
