@@ -193,3 +193,27 @@ def test_a_stripped_salt_in_a_salted_game_is_a_divergence():
             e["hash"] = prev = raw_hash(e)
         verdict = audit_bundle(build_bundle(g.game.game_id, bad, commands))
         assert verdict.status == "invalid" and verdict.first_bad_version == 8, verdict.summary()
+
+
+def test_stripping_the_first_salt_does_not_turn_the_salt_checks_off():
+    """Event 1 stripped of its salt and a later one given a wrong salt, all re-chained: still
+    invalid (one salted event makes a salted game; a second breaker's finding)."""
+    from services.audit.verify import build_bundle
+
+    t = get_title("orion_duel")
+    g = LocalGame(t, game_id="gstrip1", seed=bytes([8]) * 32)
+    g.create_and_start(2)
+    rng = random.Random(8)
+    bot = t.bots[sorted(t.bots)[0]]
+    while g.game.status == "active":
+        seat = lifecycle.view(t, g.game, None).to_move[0]
+        g.submit(bot(lifecycle.view(t, g.game, seat).view, seat, rng), seat)
+    bad = [msgspec.to_builtins(e) for e in g.events]
+    del bad[0]["salt"]
+    bad[3]["salt"] = "0" * 32
+    prev = bad[0]["prev_hash"]
+    for e in bad:
+        e["prev_hash"] = prev
+        e["hash"] = prev = raw_hash(e)
+    commands = [(vb, va, msgspec.to_builtins(c)) for vb, va, c in g.commands]
+    assert audit_bundle(build_bundle(g.game.game_id, bad, commands)).status == "invalid"

@@ -482,7 +482,7 @@ def _redecide(title: Any, game: lifecycle.Game, cmd: CommandEnvelope, h: str, ev
         return _Fault(vb + 1, f"the rules refuse command {cmd.command_id!r} of seat {cmd.seat} on version {vb}: "
                               f"{rej.code}: {rej.message}")
     recorded = events[vb:trusted]
-    salted = bool(events and isinstance(events[0], dict) and events[0].get("salt"))
+    salted = any(isinstance(e, dict) and e.get("salt") for e in events)  # one salted event: a salted game
     older = False  # an event of this command predates a field (ADDED_LATER)
     expected = stamp(game, bodies, cmd.command_id, recorded[0].get("recorded_at", 0) if recorded else 0, h, seed)
     for j in range(max(len(expected), va - vb)):

@@ -588,7 +588,8 @@ class GatewayService:
     async def _join(self, title: str, game_id: str, name: str, seat: int, client_seed: str, client_id: str | None,
                     public_key: str = "", bot: str = "") -> SeatGrant:
         if not 0 <= seat < 64:
-            raise ApiError(422, "seat_out_of_range", "No such seat in this game.")
+            # refused here, before the bus (no game has 64 seats); in the worker's words for the rest
+            raise ApiError(422, "seat_out_of_range", f"Seat {seat} is no seat: seats are numbered from 0, and no game has 64.")
         out = await self.submit(title, game_id, JoinSeat(name=name, client_seed=client_seed, public_key=public_key,
                                                          bot=bot[:40]), seat,
                                 client_id=client_id or new_id("j"), player=name, join=True)

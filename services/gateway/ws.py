@@ -64,6 +64,7 @@ class _Pusher:
         self.seat = seat
         self.view_key = gw.keys.view(game_id, seat)
         self.since = since
+        self.first_snap = True
         self.cursor = since
         self.view_sent = since - 1
         """The version of the last view sent; ``since - 1`` at first, so that the current view
@@ -120,11 +121,13 @@ class _Pusher:
                 return False
         snap = await self.gw.changes.snapshot(self.game_id, self.seat, self.cursor)
         rows = snap.rows
-        if self.view_sent == self.since - 1 and snap.view is not None and snap.settled and snap.w < self.since:
+        if self.first_snap and snap.view is not None and snap.settled and snap.w < self.since:
             # ``since`` past the game's version (a client that saw writes a Redis failover lost,
             # or a wrong number): the current view at once, whose version says where the game is,
             # and the feed from there (the socket sat silent)
             self.view_sent = self.cursor = snap.w - 1
+        if snap.view is not None and snap.settled:
+            self.first_snap = False  # the check above is for the connect's catch-up only
         if snap.view is not None and snap.settled and snap.w > self.view_sent:
             await self._send_entries([row for row in rows if row[0] <= snap.w])
             await self.send(b'{"type":"view","version":%d,"view":%s}' % (snap.w, snap.view))

@@ -140,6 +140,8 @@ def test_odd_names_ids_and_bodies_are_refused_cleanly(gateway):
             for seat in (-1, 64, 2**31, 2**70):
                 body = _clean_4xx(await gw.http.post(f"/games/{gid}/join", json={"name": "ok", "seat": seat}))
                 assert body["code"] in ("seat_out_of_range", "invalid_request"), body
+                if seat == -1:  # refused before the bus, in a sentence saying why
+                    assert body["message"] == "Seat -1 is no seat: seats are numbered from 0, and no game has 64.", body
             for gid_bad in ("{g}", "a*", "a:b", "a?b", "a]b", "a b", "..", ".", "x" * 65):
                 resp = await gw.http.post("/games", json={"title": "questeros", "seats": 2, "game_id": gid_bad})
                 _clean_4xx(resp, 400, "bad_game_id")

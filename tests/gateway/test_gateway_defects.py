@@ -72,6 +72,14 @@ def test_a_socket_resumed_past_the_games_version_gets_the_view_and_the_feed_from
             await gw.join(g.game_id, "b")
             version = (await a.start()).version
             await a.wait_view(version)
+            async with connect(f"{gw.ws_url}/v1/games/{g.game_id}/ws?since={version + 1}") as ws:
+                # one past the head: the view there once, even when woken again before a move
+                with anyio.fail_after(15):
+                    assert json.loads(await ws.recv())["version"] == version
+                await a.view()  # a read in between; nothing moved
+                with anyio.move_on_after(1.0):  # nothing else may come (a repeat came here)
+                    extra = json.loads(await ws.recv())
+                    raise AssertionError(f"sent again: {extra}")
             async with connect(f"{gw.ws_url}/v1/games/{g.game_id}/ws?since={version + 1000}") as ws:
                 with anyio.fail_after(15):
                     first = json.loads(await ws.recv())
