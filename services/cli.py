@@ -501,9 +501,7 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
             err.print(str(exc), markup=False, highlight=False)
             raise typer.Exit(2) from None
         if local:
-            local_line = (f"Seat tokens and receipts are signed with the local keys in {keys_file} (made on the first "
-                          "serve, kept across restarts, deleted by make clean); a deployment sets QUESTHALL_TOKEN_KEYS "
-                          "and QUESTHALL_RECEIPT_KEYS (docs/operations.md, \"Gateway keys\").")
+            local_line = GatewayConfig.local_keys_line(keys_file)
     extra = {"clock": True, "bots": True, "notifier": _notifier_config()}
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:

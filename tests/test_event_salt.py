@@ -9,16 +9,18 @@ thousand card pairs. Every event now carries a salt keyed by the game's secret s
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 
 import msgspec
 
-from services.audit.verify import audit_bundle, raw_hash
+from services.audit.verify import audit_bundle
 from services.kernel import game as lifecycle
 from services.kernel import get_title
 from services.kernel.hashing import event_hash, event_salt, seal
 from services.kernel.runner import LocalGame, stamp
+from tests.signed_games import reseal
 
 
 def _orbtale_until_a_hidden_draw(seed: int = 4) -> tuple[LocalGame, int]:
@@ -73,40 +75,43 @@ def test_no_feed_entry_or_view_carries_a_salt():
         assert not any(s.encode() in shown for s in salts), seat
 
 
-def test_a_salted_game_audits_valid_and_a_wrong_salt_is_found():
-    """Re-chained after one salt was changed (every hash recomputed, so only the rules can tell),
-    the bundle is invalid at that event; a game of events recorded before salts (none) still
-    audits valid."""
+def _finished_duel(seed: int) -> dict:
+    """The bundle of an Orion Duel game its bots played to the end in memory (seed ``seed``)."""
     from services.audit.verify import build_bundle
 
     t = get_title("orion_duel")
-    g = LocalGame(t, game_id="gsalted", seed=bytes([9]) * 32)
+    g = LocalGame(t, game_id=f"gduel{seed}", seed=bytes([seed]) * 32)
     g.create_and_start(2)
-    rng = random.Random(9)
+    rng = random.Random(seed)
     bot = t.bots[sorted(t.bots)[0]]
     while g.game.status == "active":
         seat = lifecycle.view(t, g.game, None).to_move[0]
         g.submit(bot(lifecycle.view(t, g.game, seat).view, seat, rng), seat)
-    events = [msgspec.to_builtins(e) for e in g.events]
-    commands = [(vb, va, msgspec.to_builtins(c)) for vb, va, c in g.commands]
-    assert audit_bundle(build_bundle(g.game.game_id, events, commands)).status == "valid"
+    return build_bundle(g.game.game_id, [msgspec.to_builtins(e) for e in g.events],
+                        [(vb, va, msgspec.to_builtins(c)) for vb, va, c in g.commands])
 
-    bad = [dict(e) for e in events]
-    bad[5]["salt"] = "0" * 32
-    prev = bad[4]["hash"]
-    for e in bad[5:]:  # re-chained: every link holds
-        e["prev_hash"] = prev
-        e["hash"] = prev = raw_hash(e)
-    verdict = audit_bundle(build_bundle(g.game.game_id, bad, commands))
+
+def _edited(bundle: dict, edit) -> dict:
+    """A copy of ``bundle`` with ``edit(events)`` applied and every hash recomputed (re-chained:
+    every link holds, so only the rules or the seed can tell)."""
+    b = copy.deepcopy(bundle)
+    edit(b["events"])
+    return reseal(b)
+
+
+def _unsalted(events: list) -> None:
+    for e in events:
+        e.pop("salt", None)
+
+
+def test_a_salted_game_audits_valid_and_a_wrong_salt_is_found():
+    """Re-chained after one salt was changed, the bundle is invalid at that event; a game of
+    events recorded before salts (none) still audits valid."""
+    bundle = _finished_duel(9)
+    assert audit_bundle(bundle).status == "valid"
+    verdict = audit_bundle(_edited(bundle, lambda ev: ev[5].update(salt="0" * 32)))
     assert verdict.status == "invalid" and verdict.first_bad_version == 6, verdict.summary()
-
-    # events recorded before salts: no salt field, their hash without it, still valid
-    old = [{k: v for k, v in e.items() if k != "salt"} for e in events]
-    prev = old[0]["prev_hash"]
-    for e in old:
-        e["prev_hash"] = prev
-        e["hash"] = prev = raw_hash(e)
-    assert audit_bundle(build_bundle(g.game.game_id, old, commands)).status == "valid"
+    assert audit_bundle(_edited(bundle, _unsalted)).status == "valid"
 
 
 def test_an_unsalted_envelope_keeps_the_hash_it_had_before_salts():
@@ -132,88 +137,30 @@ def test_the_archive_record_derives_the_salts_from_the_revealed_seed():
     record unpacks to the bundle byte for byte and is no larger than the same game's without
     salts; a salt that does not follow from the seed is kept as stored."""
     from services.audit import compact
-    from services.audit.verify import build_bundle
 
-    t = get_title("orion_duel")
-    g = LocalGame(t, game_id="garch", seed=bytes([5]) * 32)
-    g.create_and_start(2)
-    rng = random.Random(5)
-    bot = t.bots[sorted(t.bots)[0]]
-    while g.game.status == "active":
-        seat = lifecycle.view(t, g.game, None).to_move[0]
-        g.submit(bot(lifecycle.view(t, g.game, seat).view, seat, rng), seat)
-    events = [msgspec.to_builtins(e) for e in g.events]
-    commands = [(vb, va, msgspec.to_builtins(c)) for vb, va, c in g.commands]
-    bundle = build_bundle(g.game.game_id, events, commands)
+    bundle = _finished_duel(5)
     record = compact.pack(bundle)
     same = msgspec.json.encode  # byte for byte (builtins here hold tuples where a record has lists)
     assert record.startswith(compact.MAGIC3) and same(compact.unpack(record)) == same(bundle)
-
-    old = [{k: v for k, v in e.items() if k != "salt"} for e in events]
-    prev = old[0]["prev_hash"]
-    for e in old:
-        e["prev_hash"] = prev
-        e["hash"] = prev = raw_hash(e)
-    assert len(record) <= len(compact.pack(build_bundle(g.game.game_id, old, commands))) + 8
-
-    odd = [dict(e) for e in events]
-    odd[3]["salt"] = "f" * 32
-    prev = odd[2]["hash"]
-    for e in odd[3:]:
-        e["prev_hash"] = prev
-        e["hash"] = prev = raw_hash(e)
-    odd_bundle = build_bundle(g.game.game_id, odd, commands)
-    assert same(compact.unpack(compact.pack(odd_bundle))) == same(odd_bundle)
+    assert len(record) <= len(compact.pack(_edited(bundle, _unsalted))) + 8
+    odd = _edited(bundle, lambda ev: ev[3].update(salt="f" * 32))
+    assert same(compact.unpack(compact.pack(odd))) == same(odd)
 
 
 def test_a_stripped_salt_in_a_salted_game_is_a_divergence():
-    """A game whose first event is salted is a salted game: an event of it re-chained without its
-    salt (as if recorded before salts) is invalid at that event, not taken for an older record."""
-    from services.audit.verify import build_bundle
-
-    t = get_title("orion_duel")
-    g = LocalGame(t, game_id="gstrip", seed=bytes([6]) * 32)
-    g.create_and_start(2)
-    rng = random.Random(6)
-    bot = t.bots[sorted(t.bots)[0]]
-    while g.game.status == "active":
-        seat = lifecycle.view(t, g.game, None).to_move[0]
-        g.submit(bot(lifecycle.view(t, g.game, seat).view, seat, rng), seat)
-    events = [msgspec.to_builtins(e) for e in g.events]
-    commands = [(vb, va, msgspec.to_builtins(c)) for vb, va, c in g.commands]
-    for strip in ("", None):
-        bad = [dict(e) for e in events]
-        if strip is None:
-            del bad[7]["salt"]
-        else:
-            bad[7]["salt"] = strip
-        prev = bad[6]["hash"]
-        for e in bad[7:]:
-            e["prev_hash"] = prev
-            e["hash"] = prev = raw_hash(e)
-        verdict = audit_bundle(build_bundle(g.game.game_id, bad, commands))
+    """An event of a salted game re-chained without its salt (as if recorded before salts) is
+    invalid at that event, not taken for an older record."""
+    bundle = _finished_duel(6)
+    for strip in (lambda ev: ev[7].update(salt=""), lambda ev: ev[7].pop("salt")):
+        verdict = audit_bundle(_edited(bundle, strip))
         assert verdict.status == "invalid" and verdict.first_bad_version == 8, verdict.summary()
 
 
 def test_stripping_the_first_salt_does_not_turn_the_salt_checks_off():
     """Event 1 stripped of its salt and a later one given a wrong salt, all re-chained: still
     invalid (one salted event makes a salted game; a second breaker's finding)."""
-    from services.audit.verify import build_bundle
+    def edit(ev: list) -> None:
+        del ev[0]["salt"]
+        ev[3]["salt"] = "0" * 32
 
-    t = get_title("orion_duel")
-    g = LocalGame(t, game_id="gstrip1", seed=bytes([8]) * 32)
-    g.create_and_start(2)
-    rng = random.Random(8)
-    bot = t.bots[sorted(t.bots)[0]]
-    while g.game.status == "active":
-        seat = lifecycle.view(t, g.game, None).to_move[0]
-        g.submit(bot(lifecycle.view(t, g.game, seat).view, seat, rng), seat)
-    bad = [msgspec.to_builtins(e) for e in g.events]
-    del bad[0]["salt"]
-    bad[3]["salt"] = "0" * 32
-    prev = bad[0]["prev_hash"]
-    for e in bad:
-        e["prev_hash"] = prev
-        e["hash"] = prev = raw_hash(e)
-    commands = [(vb, va, msgspec.to_builtins(c)) for vb, va, c in g.commands]
-    assert audit_bundle(build_bundle(g.game.game_id, bad, commands)).status == "invalid"
+    assert audit_bundle(_edited(_finished_duel(8), edit)).status == "invalid"

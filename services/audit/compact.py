@@ -44,7 +44,7 @@ from typing import Any
 import msgspec
 
 from services.audit import vocabulary
-from services.audit.verify import build_bundle, raw_command_hash, raw_hash
+from services.audit.verify import build_bundle, raw_command_hash, raw_hash, revealed_seed
 from services.kernel.hashing import GENESIS, event_salt
 
 MAGIC = b"QHA2"
@@ -303,8 +303,7 @@ def _bundle(fields: list) -> dict:
     cover = _cover([{"version_before": a, "version_after": b, "command": c} for a, b, c in commands])
     events: list[dict] = []
     prev, last_at = GENESIS, 0
-    seed = _seed(next((k["body"].get("seed") for _, k in packed_events
-                       if isinstance(k.get("body"), dict) and k["body"].get("type") == "seed_revealed"), None))
+    seed = _seed(revealed_seed([kept for _, kept in packed_events]))  # a body is always kept
     for i, (shape, kept) in enumerate(packed_events):
         cmd, chash = cover.get(i + 1, _NONE)
         e: dict[str, Any] = {}

@@ -161,6 +161,11 @@ def _tag(raw: Any) -> str:
 # Building bundles
 
 
+def revealed_seed(events: Sequence[dict]) -> Any:
+    """The ``seed`` of the first ``seed_revealed`` event (events as builtins), None if none."""
+    return next((e["body"].get("seed") for e in events if _tag(e) == "seed_revealed"), None)
+
+
 def build_bundle(game_id: str, events: Sequence[dict], commands: Sequence[tuple[int, int, dict]]) -> dict:
     """A ``questhall-bundle/1`` dict from stored events and accepted commands given as builtins.
 
@@ -173,7 +178,7 @@ def build_bundle(game_id: str, events: Sequence[dict], commands: Sequence[tuple[
         raise ValueError(f"game {game_id!r} has no game_created event")
     created = events[0]["body"]
     tags = [_tag(e) for e in events]
-    seed = next((e["body"].get("seed") for e in events if _tag(e) == "seed_revealed"), None)
+    seed = revealed_seed(events)
     if "game_finished" in tags:
         status = "finished"
     elif "game_abandoned" in tags:
@@ -428,6 +433,7 @@ def _replay(c: Codec, gid: str, events: list, typed: list[EventEnvelope], comman
     game = lifecycle.new_game(gid, title.name)
     cursor, replayed, unverified = 0, 0, 0
     n_ok = len(typed)  # events past a chain fault are not trusted for folding
+    salted = any(isinstance(e, dict) and e.get("salt") for e in events)  # one salted event: a salted game
     for i, entry in enumerate(commands):
         if cursor >= n_ok:
             break
@@ -455,7 +461,7 @@ def _replay(c: Codec, gid: str, events: list, typed: list[EventEnvelope], comman
                                                     f"{cmd.command_id!r} (command id or command hash differ: "
                                                     "the command record was altered)")
         try:
-            fault = _redecide(title, game, cmd, h, events, vb, va, min(va, n_ok), seed)
+            fault = _redecide(title, game, cmd, h, events, vb, va, min(va, n_ok), seed, salted)
         except SeedNotRevealed:
             unverified += 1
         else:
@@ -471,7 +477,7 @@ def _replay(c: Codec, gid: str, events: list, typed: list[EventEnvelope], comman
 
 
 def _redecide(title: Any, game: lifecycle.Game, cmd: CommandEnvelope, h: str, events: list, vb: int, va: int,
-              trusted: int, seed: bytes | None) -> _Fault | None:
+              trusted: int, seed: bytes | None, salted: bool) -> _Fault | None:
     """Re-run decide for one command and compare with the recorded events ``vb+1..va`` (only
     ``..trusted`` are compared: the chain check reports what lies beyond). Raises
     :class:`SeedNotRevealed` if the command draws chance and ``seed`` is None."""
@@ -482,7 +488,6 @@ def _redecide(title: Any, game: lifecycle.Game, cmd: CommandEnvelope, h: str, ev
         return _Fault(vb + 1, f"the rules refuse command {cmd.command_id!r} of seat {cmd.seat} on version {vb}: "
                               f"{rej.code}: {rej.message}")
     recorded = events[vb:trusted]
-    salted = any(isinstance(e, dict) and e.get("salt") for e in events)  # one salted event: a salted game
     older = False  # an event of this command predates a field (ADDED_LATER)
     expected = stamp(game, bodies, cmd.command_id, recorded[0].get("recorded_at", 0) if recorded else 0, h, seed)
     for j in range(max(len(expected), va - vb)):
@@ -503,7 +508,7 @@ def _redecide(title: Any, game: lifecycle.Game, cmd: CommandEnvelope, h: str, ev
                 older = True
         if seed is None or not salted:
             # before the seed's reveal a salt cannot be re-derived, and a game recorded before salts
-            # (its first event has none) has none: the record's (or no) salt stands, so the rules'
+            # (``salted``: none of its events has one) has none: the record's (or no) salt stands, so the rules'
             # hash of this event is not the record's and what chains on it is compared as for
             # ``older``. In a salted game every event's salt is the rules' (a stripped one differs)
             if "salt" in got:

@@ -150,6 +150,14 @@ class GatewayConfig:
             out = replace(out, receipt_keys=(receipt,))
         return out, True
 
+    @staticmethod
+    def local_keys_line(path: Path) -> str:
+        """The plain sentence of a local run whose keys come from ``path`` (:meth:`with_local_keys`),
+        beside :meth:`generated_keys_line`; names the file and the variables, never a key."""
+        return (f"Seat tokens and receipts are signed with the local keys in {path} (made on the first serve, kept "
+                "across restarts, deleted by make clean); a deployment sets QUESTHALL_TOKEN_KEYS and "
+                "QUESTHALL_RECEIPT_KEYS (docs/operations.md, \"Gateway keys\").")
+
     def generated_key_variables(self) -> list[str]:
         """The variables whose keys :meth:`with_keys` made at random (``QUESTHALL_TOKEN_KEYS``,
         ``QUESTHALL_RECEIPT_KEYS``, in that order): the ones not set."""

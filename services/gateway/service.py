@@ -134,14 +134,19 @@ def _command_tags(title: str) -> frozenset[str]:
     return frozenset(str(c.__struct_config__.tag) for c in get_title(title).command_types)
 
 
+def check_command_id(client_id: str | None) -> None:
+    """A client's command id (None: none given) is 1-60 of ``[A-Za-z0-9_.:-]``; raises ApiError
+    400 ``bad_command_id`` otherwise (every submit, create, join and dry run checks it here)."""
+    if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
+        raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+
+
 SIGNATURE = re.compile(r"[0-9a-fA-F]{128}")
 """A seat key's Ed25519 signature of a command: 128 hex digits (services/kernel/signing.py)."""
 
 
 def is_command_of(title: str, tag: str) -> bool:
     """Whether ``tag`` is a command type of ``title`` or of the lifecycle."""
-    from schemas.envelope import LIFECYCLE_COMMAND_TAGS
-
     return tag in _command_tags(title) or tag in LIFECYCLE_COMMAND_TAGS
 
 
@@ -461,8 +466,7 @@ class GatewayService:
         was sent, nothing counted), 504 ``outcome_timeout``
         (retry with the same id).
         """
-        if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
-            raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+        check_command_id(client_id)
         client_id = client_id or new_id("c")
         prefix = "c" if seat is None else f"{'j' if join else 's'}{seat}"
         # A join's id gets the seat's token again: a credential. The bus, the logs and the
@@ -523,8 +527,7 @@ class GatewayService:
         (a breaker's finding). Raises ApiError 400 ``bad_command_id``."""
         if client_id is None:
             return f"create.{secrets.token_hex(20)}"
-        if len(client_id) > 60 or not COMMAND_ID.match(client_id):
-            raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+        check_command_id(client_id)
         request = msgspec.json.encode([title, body], order="sorted")
         digest = hashlib.sha256(client_id.encode() + b"\n" + request).hexdigest()[:40]
         return f"create.{digest}"
@@ -561,8 +564,7 @@ class GatewayService:
         if seat is not None:
             return await self._join(title, game_id, name, seat, client_seed, client_id, public_key, bot)
         if client_id is not None:  # a retry of a join that took a seat gets that seat again, not a second one
-            if len(client_id) > 60 or not COMMAND_ID.match(client_id):
-                raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+            check_command_id(client_id)
             n = all_titles()[title].max_seats
             raws = await self.r.mget([self.keys.outcome(game_id, self.join_id(i, client_id)) for i in range(n)])
             for i, raw in enumerate(raws):
@@ -646,8 +648,7 @@ class GatewayService:
 
         title = await self.title_of(claims.g)
         await self.rate_check(claims.g, claims.s)
-        if client_id is not None and (len(client_id) > 60 or not COMMAND_ID.match(client_id)):
-            raise ApiError(400, "bad_command_id", "A command id is 1 to 60 characters of letters, digits and _ . : -.")
+        check_command_id(client_id)
         client_id = client_id or new_id("d")
         c = codec(title)
         try:  # as the worker decodes it: another title's command is bad_command
