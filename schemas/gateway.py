@@ -76,7 +76,8 @@ class CreateGameRequest(Request):
     """Refuse joins that register no seat key."""
     command_id: str | None = None
     """Optional, a secret of the creator (1-60 of ``[A-Za-z0-9_.:-]``): a retry with the same id
-    (and the same title, seats and options) gets the same game and its ``owner_token`` again.
+    (and the same title, seats and options) gets the same game and its ``owner_token`` again,
+    also without ``game_id`` (the game's id is then derived from it: make it a random secret).
     Without it a create is not retried: another create of a taken ``game_id`` is 409
     ``game_exists``. Never stored, logged or exported in the clear (the bus sees its hash)."""
 

@@ -57,7 +57,7 @@ from services.gateway.metrics import Metrics
 from services.gateway.roundtrips import RoundTrips
 from services.kernel import titles as all_titles
 from services.kernel.errors import Rejection
-from services.kernel.hashing import request_hash
+from services.kernel.hashing import keyed_tag, request_hash
 from services.kernel.signing import SigningKey, receipt_message
 from services.kernel.text import clean_name
 from services.runtime import feeds
@@ -516,21 +516,31 @@ class GatewayService:
         """The bus command id of a join: ``j<seat>:`` + the first 40 hex digits of SHA-256 of the client's id."""
         return f"j{seat}:{hashlib.sha256(client_id.encode()).hexdigest()[:40]}"
 
-    @staticmethod
-    def create_id(title: str, body: CreateGame, client_id: str | None) -> str:
-        """The command id of a create: ``create.`` + 40 hex digits of SHA-256 of the creator's
-        ``client_id`` and the request (title and body), so a retry of the same create gets its
-        first outcome and owner token, while the id, which re-issues that token, is never stored,
-        logged or exported in the clear; without ``client_id`` a fresh random one (no retry: a
-        second create of the id goes to the rules, ``game_exists``). It was derived from the
-        request alone, which anyone reading the lobby could repeat and be handed the owner token
-        (a breaker's finding). Raises ApiError 400 ``bad_command_id``."""
+    def create_id(self, title: str, body: CreateGame, client_id: str | None) -> str:
+        """The command id of a create: ``create.`` + 40 hex digits of HMAC-SHA256, keyed by the
+        gateway's token key, of the creator's ``client_id`` and the request (title and body), so a
+        retry of the same create gets its first outcome and owner token, while the id, which
+        re-issues that token, is never stored, logged or exported in the clear, nor can a weak
+        one be found by hashing guesses against the stored id (keyed); without ``client_id`` a
+        fresh random one (no retry: a second create of the id goes to the rules,
+        ``game_exists``). It was derived from the request alone, which anyone reading the lobby
+        could repeat and be handed the owner token (a breaker's finding). Raises ApiError 400
+        ``bad_command_id``."""
         if client_id is None:
             return f"create.{secrets.token_hex(20)}"
         check_command_id(client_id)
-        request = msgspec.json.encode([title, body], order="sorted")
-        digest = hashlib.sha256(client_id.encode() + b"\n" + request).hexdigest()[:40]
-        return f"create.{digest}"
+        text = client_id + "\n" + msgspec.json.encode([title, body], order="sorted").decode()
+        return "create." + keyed_tag(self.config.token_keys[0], text, 40)
+
+    def create_game_id(self, client_id: str | None) -> str:
+        """The id of a game created without ``game_id``: for a create with the creator's
+        ``client_id``, ``g`` + 20 hex digits keyed by the gateway's token key (so its retry, say
+        after a timeout, lands on the same game and gets its owner token: each try picked a fresh
+        random id; two findings), else a fresh random one."""
+        if client_id is None:
+            return new_id("g")
+        check_command_id(client_id)
+        return "g" + keyed_tag(self.config.token_keys[0], "game:" + client_id, 20)
 
     async def create(self, title: str, seats: int, options: dict, game_id: str | None,
                      require_seat_keys: bool = False, client_id: str | None = None) -> GameCreatedReply:
@@ -539,7 +549,7 @@ class GatewayService:
         ``bad_command_id``, 404 ``unknown_title``, 409/422 on a rejection."""
         if title not in all_titles():
             raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
-        gid = game_id or new_id("g")
+        gid = game_id or self.create_game_id(client_id)
         self.check_game_id(gid)
         body = CreateGame(seats=seats, options=options, require_seat_keys=require_seat_keys)
         out = await self.submit(title, gid, body, None, client_id=self.create_id(title, body, client_id))

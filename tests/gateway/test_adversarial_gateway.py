@@ -451,6 +451,9 @@ def test_a_create_repeated_from_the_lobby_never_hands_out_the_owner_token(gatewa
                 assert "owner_token" not in resp.text and mine.owner_token not in resp.text
             again = await gw.create("orion_duel", 2, game_id=mine.game_id, command_id="secret-create-7")
             assert again.owner_token == mine.owner_token and again.version == mine.version
+            # the retry "after a timeout" does not know the game id: the same game all the same
+            blind = await gw.create("orion_duel", 2, command_id="secret-create-7")
+            assert (blind.game_id, blind.owner_token) == (mine.game_id, mine.owner_token)
             with pytest.raises(GatewayError) as bad:
                 await gw.create("orion_duel", 2, command_id="not an id!")
             assert (bad.value.status, bad.value.code) == (400, "bad_command_id")

@@ -173,3 +173,12 @@ def test_the_web_client_names_the_players_in_a_result_as_the_chat_does():
     got, line = json.loads(out.stdout)
     assert got == [named_summary(s, [n or f"seat {i}" for i, n in enumerate(names)]) for s in cases]
     assert line == "Game over: Ann wins."
+
+
+def test_moves_when_the_game_does_not_wait_for_the_seat_says_so():
+    """``moves`` at another seat's turn says ``moves: (not your move)``, as ``hint`` does (it said
+    ``0 moves: ``, an empty list after a colon; a newcomer's finding)."""
+    from services.frontends.chat import moves_text
+
+    assert moves_text("questeros", None, 0) == "moves: (not your move)"
+    assert moves_text("questeros", {"status": "active", "to_move": [1], "view": None}, 0) == "moves: (not your move)"

@@ -129,10 +129,13 @@ def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
 
 
 def moves_text(title: str, env: dict | None, seat: int, limit: int = 20) -> str:
-    """The answer to ``moves``: ``N moves: a; b; ...`` (at most ``limit`` shown). A seat whose
+    """The answer to ``moves``: ``N moves: a; b; ...`` (at most ``limit`` shown), ``moves: (not
+    your move)`` when the game does not wait for the seat and it has none. A seat whose
     simultaneous secret choice is in (its view's ``my_choice``) is told that each listed choice
     changes it (the kernel lists every choice but the pending one: docs/writing-a-title.md)."""
     legal = legal_moves(title, env, seat)
+    if not legal and (env is None or seat not in env.get("to_move", [])):  # as ``hint`` says (was "0 moves: ")
+        return "moves: (not your move)"
     text = f"{len(legal)} moves: " + "; ".join(format_command(title, c) for c in legal[:limit]) + (" ..." if len(legal) > limit else "")
     if env and env.get("status") == "active" and env.get("my_choice"):
         text += " (your secret choice is in: another choice changes it until the reveal)"
