@@ -489,26 +489,29 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     logs.configure()
     from services.runtime.serve import services_running
 
-    config, local_line = None, ""
+    config = None
+    local_lines: list[str] = []  # the keys line of a local run, and a warning if others may read the file
     if gateway:
         _port_free_or_exit(host, port)
         from services.gateway.config import GatewayConfig
 
         keys_file = DATA_DIR / LOCAL_KEYS
         try:
-            config, local = GatewayConfig().with_local_keys(keys_file)
+            config, local, loose = GatewayConfig().with_local_keys(keys_file)
         except ValueError as exc:
             err.print(str(exc), markup=False, highlight=False)
             raise typer.Exit(2) from None
         if local:
-            local_line = GatewayConfig.local_keys_line(keys_file)
+            local_lines.append(GatewayConfig.local_keys_line(keys_file))
+        if loose:  # the file's group or others may read it: one line naming it and chmod 600
+            local_lines.append(GatewayConfig.local_keys_warning(keys_file))
     extra = {"clock": True, "bots": True, "notifier": _notifier_config()}
     with redis_url(embedded_ok=True) as url:
         async def main() -> None:
             if gateway:
                 from services.gateway.server import gateway_running
 
-                keys_note: list[str] = [local_line] if local_line else []
+                keys_note: list[str] = list(local_lines)
                 async with gateway_running(_settings(url), config, host=host, port=port, service_kwargs=extra,
                                            keys_note=keys_note.append) as bound:
                     base = f"http://{host}:{bound}"

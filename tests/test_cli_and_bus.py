@@ -176,7 +176,8 @@ def test_serve_keeps_its_local_keys_so_seat_tokens_outlive_a_restart(settings, t
     """Without QUESTHALL_TOKEN_KEYS / QUESTHALL_RECEIPT_KEYS, ``serve`` keeps the keys it makes in
     ``<data>/gateway-keys.json`` (mode 0600): a seat token handed out before a restart still reads
     the seat's view after it, as the game itself survives (it answered 401 token_invalid; a
-    newcomer's finding); a file that holds no keys is refused in one line, exit 2."""
+    newcomer's finding); a file others may read is used, with a line saying ``chmod 600`` it; a
+    file that holds no keys, or a dangling symlink in its place, is refused in one line, exit 2."""
     import os
     import signal
     import subprocess
@@ -211,20 +212,31 @@ def test_serve_keeps_its_local_keys_so_seat_tokens_outlive_a_restart(settings, t
             receipt_key = http.get("/keys").json()["receipt_keys"][0]["key_id"]
     finally:
         stopped(proc)
+    keys_file = tmp_path / "gateway-keys.json"
+    keys_file.chmod(0o644)  # readable by others: used, and said in one line naming the file and the fix
     proc, base = serving()
     try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().startswith(f"Seat tokens and receipts are signed with the local keys in {keys_file} ")
+        warning = proc.stderr.readline()
+        assert warning.startswith(f"Warning: {keys_file} can be read by other users") and f"chmod 600 {keys_file}" in warning
+        assert not any(key in warning for key in json.loads(keys_file.read_text()).values())
         with httpx.Client(base_url=base + "/v1", timeout=30) as http:
             view = http.get(f"/games/{gid}/seats/0/view", headers={"Authorization": f"Bearer {token}"})
             assert view.status_code == 200, view.text
             assert http.get("/keys").json()["receipt_keys"][0]["key_id"] == receipt_key
     finally:
         stopped(proc)
-    (tmp_path / "gateway-keys.json").write_text("not keys")
-    refused = subprocess.run([sys.executable, "-m", "services.cli", "serve", "--port", "0"], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 2, refused.stderr
-    assert f"{tmp_path / 'gateway-keys.json'} does not hold the local gateway keys" in refused.stderr
-    assert "Traceback" not in refused.stderr
+    keys_file.write_text("not keys")
+    for holds in ("not keys", "a dangling symlink"):
+        if holds == "a dangling symlink":  # the O_EXCL open of the first start raised FileExistsError
+            keys_file.unlink()
+            keys_file.symlink_to(tmp_path / "gone.json")
+        refused = subprocess.run([sys.executable, "-m", "services.cli", "serve", "--port", "0"], cwd=tmp_path, env=env,
+                                 capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2, (holds, refused.stderr)
+        assert f"{keys_file} does not hold the local gateway keys" in refused.stderr, (holds, refused.stderr)
+        assert "Traceback" not in refused.stderr, (holds, refused.stderr)
 
 
 def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):

@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +62,56 @@ def _receipt_keys_from_env() -> tuple[str, ...]:
 def _keys_from_env() -> tuple[bytes, ...]:
     raw = os.environ.get("QUESTHALL_TOKEN_KEYS", "")
     return tuple(k.strip().encode() for k in raw.split(",") if k.strip())
+
+
+MIN_LOCAL_TOKEN_KEY = 32
+"""Characters of a kept local token key at least (``secrets.token_urlsafe(32)`` makes 43)."""
+
+
+class _KeysFileError(ValueError):
+    """A local keys file whose JSON holds a key of the wrong kind; the message names the field, never its value."""
+
+
+def _read_local_keys(path: Path) -> tuple[str, str, bool]:
+    """``(token_key, receipt_key, loose)`` from the local keys file at ``path``; ``loose``: its mode
+    lets group or others in (``& 0o077``). Raises FileNotFoundError if there is none (a dangling
+    symlink too), another OSError if it cannot be read, ValueError (bad JSON, or
+    :class:`_KeysFileError` naming the field of the wrong kind), KeyError or TypeError if it holds
+    no such keys."""
+    from services.kernel.signing import SigningKey
+
+    with path.open() as f:
+        loose = bool(os.fstat(f.fileno()).st_mode & 0o077)
+        kept = json.loads(f.read())
+    token, receipt = kept["token_key"], kept["receipt_key"]
+    if not isinstance(token, str) or len(token) < MIN_LOCAL_TOKEN_KEY:
+        raise _KeysFileError(f"token_key is not a string of at least {MIN_LOCAL_TOKEN_KEY} characters")
+    try:
+        SigningKey(receipt)
+    except (ValueError, AttributeError):  # AttributeError: not a string
+        raise _KeysFileError("receipt_key is not 64 hex digits") from None
+    return token, receipt.strip().lower(), loose
+
+
+def _make_local_keys(path: Path) -> tuple[str, str]:
+    """New ``(token_key, receipt_key)``, written whole to a temporary file (mode 0600) beside
+    ``path`` and hard-linked to ``path``, so the file appears complete or not at all. Raises
+    FileExistsError if ``path`` exists by then (another start's file, or a dangling symlink: the
+    existing one wins), another OSError if it cannot be written."""
+    from services.kernel.signing import SigningKey
+
+    token, receipt = secrets.token_urlsafe(32), SigningKey.generate().seed_hex()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps({"token_key": token, "receipt_key": receipt}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.link(tmp, path)
+    finally:
+        os.unlink(tmp)
+    return token, receipt
 
 
 @dataclass(frozen=True)
@@ -118,37 +169,43 @@ class GatewayConfig:
             out = replace(out, receipt_keys=(SigningKey.generate().seed_hex(),), generated_receipt_key=True)
         return out
 
-    def with_local_keys(self, path: Path) -> tuple[GatewayConfig, bool]:
+    def with_local_keys(self, path: Path) -> tuple[GatewayConfig, bool, bool]:
         """For ``questhall serve`` (a local run): this config with the keys kept in ``path`` where
-        none is configured, and whether any was taken from it; the file (JSON ``{"token_key",
-        "receipt_key"}``, mode 0600) is made on the first run, so seat tokens and receipts outlive
-        a restart as the games do (they stopped working at every restart: a newcomer's finding).
-        Raises ValueError naming the file if it holds no such keys (delete it to start over)."""
+        none is configured, whether any was taken from it, and whether the file's mode lets its
+        group or others read it (``mode & 0o077``: :meth:`local_keys_warning` says to ``chmod 600``).
+
+        The file (JSON ``{"token_key", "receipt_key"}``, mode 0600) is made on the first run, so
+        seat tokens and receipts outlive a restart as the games do (they stopped working at every
+        restart: a newcomer's finding). It is written whole to a temporary file beside it and
+        linked into place, so a start never reads half a file and, of two first starts at once,
+        the one that links first wins and the other reads its keys. ``token_key`` is a string of
+        at least 32 characters; ``receipt_key`` 64 hex digits (:class:`SigningKey`).
+        Raises ValueError naming the file (never a key) if it holds no such keys or cannot be
+        read or made (a dangling symlink too): delete it to start over."""
         from dataclasses import replace
 
-        from services.kernel.signing import SigningKey
-
         if self.token_keys and self.receipt_keys:
-            return self, False
+            return self, False, False
         try:
-            kept = json.loads(path.read_text())
-            token, receipt = str(kept["token_key"]), str(kept["receipt_key"])
-            SigningKey(receipt)  # 64 hex digits, else ValueError
-        except FileNotFoundError:
-            token, receipt = secrets.token_urlsafe(32), SigningKey.generate().seed_hex()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(json.dumps({"token_key": token, "receipt_key": receipt}) + "\n")
+            try:
+                token, receipt, loose = _read_local_keys(path)
+            except FileNotFoundError:
+                try:
+                    (token, receipt), loose = _make_local_keys(path), False
+                except FileExistsError:  # another start linked its file first, or a dangling symlink
+                    token, receipt, loose = _read_local_keys(path)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path} does not hold the local gateway keys ({type(exc).__name__}); "
+            why = str(exc) if isinstance(exc, _KeysFileError) else type(exc).__name__
+            if path.is_symlink() and not path.exists():
+                why = "a symlink to a missing file"
+            raise ValueError(f"{path} does not hold the local gateway keys ({why}); "
                              "delete it and start again (new keys: earlier seat tokens stop working).") from None
         out = self
         if not out.token_keys:
             out = replace(out, token_keys=(token.encode(),))
         if not out.receipt_keys:
             out = replace(out, receipt_keys=(receipt,))
-        return out, True
+        return out, True, loose
 
     @staticmethod
     def local_keys_line(path: Path) -> str:
@@ -157,6 +214,12 @@ class GatewayConfig:
         return (f"Seat tokens and receipts are signed with the local keys in {path} (made on the first serve, kept "
                 "across restarts, deleted by make clean); a deployment sets QUESTHALL_TOKEN_KEYS and "
                 "QUESTHALL_RECEIPT_KEYS (docs/operations.md, \"Gateway keys\").")
+
+    @staticmethod
+    def local_keys_warning(path: Path) -> str:
+        """The one-line warning of a local keys file that its group or others may read (the third
+        value of :meth:`with_local_keys`); names the file and the fix, never a key."""
+        return f"Warning: {path} can be read by other users (its keys sign seat tokens and receipts): chmod 600 {path}"
 
     def generated_key_variables(self) -> list[str]:
         """The variables whose keys :meth:`with_keys` made at random (``QUESTHALL_TOKEN_KEYS``,
