@@ -77,8 +77,9 @@ class CreateGameRequest(Request):
     command_id: str | None = None
     """Optional, a secret of the creator (1-60 of ``[A-Za-z0-9_.:-]``): a retry with the same id
     (and the same title, seats and options) gets the same game and its ``owner_token`` again,
-    also without ``game_id`` (the game's id is then derived from it: make it a random secret).
-    Without it a create is not retried: another create of a taken ``game_id`` is 409
+    also without ``game_id`` (the game's id is then derived from it: make it a random secret);
+    the id again without ``game_id`` but with another title, seats or options is 409
+    ``command_id_reused``. Without it a create is not retried: another create of a taken ``game_id`` is 409
     ``game_exists``. Never stored, logged or exported in the clear (the bus sees its hash)."""
 
 

@@ -158,6 +158,13 @@ def unknown_command(title: str, tag: str, client_id: str | None = None) -> ApiEr
                     f"(and the lifecycle's: leave, start, abandon, agree_abandon, undo, answer_undo).", command_id=client_id)
 
 
+def command_id_reused(command_id: str | None) -> ApiError:
+    """409 ``command_id_reused``: ``command_id`` came before with another command (or create);
+    ``command_id``: the id the answer names, as the client's other refusals of it do."""
+    return ApiError(409, "command_id_reused", "This command id was used for another command; a retry must "
+                    "repeat the command exactly, a new command needs a new id.", command_id=command_id)
+
+
 def rejection_error(out: Rejected, client_id: str, receipt: Receipt | None = None) -> ApiError:
     """The ApiError of a rule rejection (422 for malformed commands, else 409)."""
     status = 422 if out.code in UNPROCESSABLE else 409
@@ -502,8 +509,7 @@ class GatewayService:
             raise ApiError(504, "outcome_timeout", "No outcome arrived in time; retry with the same command id.",
                            command_id=client_id)
         if out.request_hash and out.request_hash != request_hash(env):
-            raise ApiError(409, "command_id_reused", "This command id was used for another command; a retry must "
-                           "repeat the command exactly, a new command needs a new id.", command_id=client_id)
+            raise command_id_reused(client_id)
         if isinstance(out, Rejected):
             self.metrics.command(title, "rejected", time.perf_counter() - t0)
             raise rejection_error(out, client_id, self.receipt(game_id, out.version, out.head_hash))
@@ -546,13 +552,23 @@ class GatewayService:
                      require_seat_keys: bool = False, client_id: str | None = None) -> GameCreatedReply:
         """Create a game. ``client_id``: the creator's secret command id (a retry with it, and the
         same request, gets the same game and owner token). Raises ApiError 400
-        ``bad_command_id``, 404 ``unknown_title``, 409/422 on a rejection."""
+        ``bad_command_id``, 404 ``unknown_title``, 409 ``command_id_reused`` when ``client_id``
+        came before with another request (title, seats or options) and no ``game_id`` (the
+        game id derived from it is that request's game), else 409/422 on a rejection (a taken
+        ``game_id``: ``game_exists`` or ``wrong_title``)."""
         if title not in all_titles():
             raise ApiError(404, "unknown_title", f"There is no title {title[:40]!r}; see GET /v1/titles.")
         gid = game_id or self.create_game_id(client_id)
         self.check_game_id(gid)
         body = CreateGame(seats=seats, options=options, require_seat_keys=require_seat_keys)
-        out = await self.submit(title, gid, body, None, client_id=self.create_id(title, body, client_id))
+        try:
+            out = await self.submit(title, gid, body, None, client_id=self.create_id(title, body, client_id))
+        except ApiError as exc:
+            # the same request under client_id would have had its first outcome: the derived
+            # game is an earlier create's under this id, with another request
+            if game_id is None and client_id is not None and exc.code in ("game_exists", "wrong_title"):
+                raise command_id_reused(exc.command_id) from None
+            raise
         at = await self._event_time(gid, 1)  # a retried create gets the very same owner token
         owner = tokens.issue(self.config.token_keys, self.settings.namespace, gid, tokens.OWNER, "", self.config.token_ttl,
                              now=at, join_version=1)

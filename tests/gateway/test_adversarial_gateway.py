@@ -471,6 +471,38 @@ def test_a_create_repeated_from_the_lobby_never_hands_out_the_owner_token(gatewa
     anyio.run(main)
 
 
+def test_a_create_under_a_used_command_id_with_another_request_is_command_id_reused(gateway):
+    """The creator's command id again, without ``game_id``, but another request (seats, options,
+    title): 409 ``command_id_reused`` with submit's sentence, as for any command id reused (it was
+    ``game_exists``/``wrong_title``: the game id derived from the command id is taken by the first
+    create); no token, the first game unchanged, and the very same create still its retry. With
+    an explicit ``game_id`` a taken id stays ``game_exists``."""
+    import httpx
+
+    async def main():
+        async with Gateway(gateway.url) as gw:
+            first = await gw.create("questeros", 3, command_id="create-once-41")
+            for title, seats, options in (("questeros", 4, {}), ("questeros", 3, {"alternative_god_rule": True}),
+                                          ("orion_duel", 2, {})):
+                resp = httpx.post(gateway.url + "/v1/games", timeout=30, json={
+                    "title": title, "seats": seats, "options": options, "command_id": "create-once-41"})
+                assert resp.status_code == 409, resp.text
+                body = resp.json()
+                assert body["code"] == "command_id_reused", body
+                assert body["message"] == ("This command id was used for another command; a retry must repeat "
+                                           "the command exactly, a new command needs a new id."), body
+                assert "owner_token" not in body and first.owner_token not in resp.text
+            again = await gw.create("questeros", 3, command_id="create-once-41")
+            assert (again.game_id, again.owner_token) == (first.game_id, first.owner_token)
+            lobby = await gw.game(first.game_id)
+            assert (lobby.title, lobby.seats) == ("questeros", 3)
+            with pytest.raises(GatewayError) as taken:  # a chosen id taken: not a reuse of this command id
+                await gw.create("questeros", 4, game_id=first.game_id, command_id="create-once-41")
+            assert (taken.value.status, taken.value.code) == (409, "game_exists"), taken.value
+
+    anyio.run(main)
+
+
 def test_a_token_dies_when_its_holder_leaves_the_seat(gateway):
     """Alice takes seat 0, leaves in the lobby, Mallory takes seat 0: Alice's old token must not
     read Mallory's hand or play for her (HTTP and socket)."""

@@ -227,8 +227,9 @@ class Gateway:
     async def create(self, title: str, seats: int, options: dict | None = None, game_id: str | None = None,
                      require_seat_keys: bool = False, command_id: str | None = None) -> GameCreatedReply:
         """Create a game. ``command_id``: a secret of yours that makes the create retry-safe (the
-        same call again gets the same game and ``owner_token``; without it a retry of a create
-        with ``game_id`` is 409 ``game_exists``). Raises GatewayError (e.g. 422 ``bad_seats``)."""
+        same call again gets the same game and ``owner_token``; the id with another title, seats or
+        options is 409 ``command_id_reused``; without it a retry of a create with ``game_id`` is 409
+        ``game_exists``). Raises GatewayError (e.g. 422 ``bad_seats``)."""
         body: dict[str, Any] = {"title": title, "seats": seats, "options": options or {}}
         if game_id:
             body["game_id"] = game_id

@@ -210,8 +210,9 @@ export class Gateway {
   }
 
   /** Create a game (422 `bad_seats`, 404 `unknown_title`, ...). `commandId`: a secret of yours that
-   * makes the create retry-safe (the same call again gets the same game and `owner_token`; without
-   * it a retry of a create with `gameId` is 409 `game_exists`). */
+   * makes the create retry-safe (the same call again gets the same game and `owner_token`; the id
+   * with another title, seats or options is 409 `command_id_reused`; without it a retry of a create
+   * with `gameId` is 409 `game_exists`). */
   create(title: string, seats: number, opts: { options?: Record<string, unknown>; gameId?: string; requireSeatKeys?: boolean; commandId?: string } = {}): Promise<GameCreatedReply> {
     const body: Record<string, unknown> = { title, seats, options: opts.options ?? {} };
     if (opts.gameId) body.game_id = opts.gameId;
