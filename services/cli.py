@@ -586,7 +586,11 @@ def play(url: Annotated[str, typer.Option(help="The gateway.")] = "http://127.0.
          open_seats: Annotated[bool, typer.Option("--open", help="Leave other seats open for other terminals (no bots).")] = False,
          option: Annotated[list[str] | None, typer.Option(help="A title option NAME=JSON, e.g. mode=\"coop\" (repeatable).")] = None,
          seed: Annotated[int, typer.Option(help="Seed of the bots and hints.")] = 0) -> None:
-    """Play in the terminal through the gateway: create or join a game; bots fill the other seats."""
+    """Play in the terminal through the gateway: create or join a game; bots fill the other seats.
+
+    The bots take the open seats in a sorted rotation: seat N gets the title's bots in name order,
+    the one at N mod their count (Questeros, 3 seats: seat 1 random, seat 2 bidder; questhall
+    titles lists them). --open leaves the seats open for --join from other terminals."""
     logs.configure(level="warning")
     from services.frontends.play import play as run_play
     from services.kernel import titles as all_titles

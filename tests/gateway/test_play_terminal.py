@@ -88,6 +88,33 @@ def _spawn(gateway, tmp_path, *args):
                          encoding="utf-8", timeout=30, dimensions=(50, 200))
 
 
+def test_bots_take_the_open_seats_in_the_sorted_rotation_its_help_describes(gateway, tmp_path):
+    """Seat N gets the title's bots in name order, the one at N mod their count, as ``play
+    --help`` and docs/gateway.md ("Terminal client") say: a 3-seat Questeros game (bots
+    ``bidder``, ``random``) seats random at 1 and bidder at 2."""
+    from typer.testing import CliRunner
+
+    from services.cli import app
+    from services.kernel import get_title
+
+    helped = CliRunner().invoke(app, ["play", "--help"], terminal_width=200)
+    assert helped.exit_code == 0, helped.output
+    assert ("The bots take the open seats in a sorted rotation: seat N gets the title's bots in name order, the one "
+            "at N mod their count (Questeros, 3 seats: seat 1 random, seat 2 bidder;") in " ".join(helped.output.split())
+    assert sorted(get_title("questeros").bots) == ["bidder", "random"]
+    child = _spawn(gateway, tmp_path, "--title", "questeros", "--seats", "3", "--name", "Tess")
+    try:
+        child.expect(r"A (\S+) bot took seat 1\.")
+        first = child.match.group(1)
+        child.expect(r"A (\S+) bot took seat 2\.")
+        assert (first, child.match.group(1)) == ("random", "bidder")
+        child.expect("Type help")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+
+
 @pytest.mark.parametrize(("key", "status"), [("eof", 1), ("intr", 130)])
 def test_end_of_input_is_quit_and_ctrl_c_keeps_the_receipts_too(gateway, tmp_path, key, status):
     """Ctrl-D at the prompt (end of input) behaves like ``quit``: exit 1 with the receipts kept (it
