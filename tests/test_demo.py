@@ -33,7 +33,9 @@ def test_demo_plays_every_title_and_every_check_holds(redis_url):
 
 
 def test_demo_keep_names_the_namespace_and_game_ids_it_kept(redis_url):
-    """``--keep``: the printed namespace and game ids reach the kept, finished games (then removed here)."""
+    """``--keep``: the printed namespace and game ids reach the kept, finished games (then removed
+    here); the line says they stay reachable with ``QUESTHALL_NAMESPACE=<ns> make serve`` running
+    (the embedded Valkey stops with the demo: the bare variable fell through to another Redis)."""
     import re
 
     import redis
@@ -43,8 +45,10 @@ def test_demo_keep_names_the_namespace_and_game_ids_it_kept(redis_url):
     ok = anyio.run(lambda: run_demo(redis_url, games=1, concurrency=1, console=console, title_names=["toy"], keep=True))
     text = out.getvalue()
     assert ok, text
-    ns = re.search(r"Kept the games in namespace (\S+);", text).group(1)
-    assert f"QUESTHALL_NAMESPACE={ns}" in text
+    ns = re.search(r"Kept the games in namespace (\S+) \(finished\);", text).group(1)
+    kept = next(line for line in text.splitlines() if line.startswith("Kept the games"))  # one line, never wrapped
+    assert f"stay reachable with QUESTHALL_NAMESPACE={ns} make serve running" in kept, kept
+    assert f"QUESTHALL_NAMESPACE={ns} questhall audit GAME_ID" in kept, kept
     ids = re.search(r"^  toy: (.+)$", text, re.M).group(1).split()
     assert len(ids) == 3, text  # one bot game and the two games the server plays alone
     row = next(line for line in text.splitlines() if line.startswith("│ toy "))

@@ -244,8 +244,9 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                    keep: bool = False) -> bool:
     """Play bot games of every title (``games`` each, or for about ``seconds``), verify, print. True if all hold.
 
-    The demo's namespace is deleted afterwards unless ``keep`` (then its games stay for
-    ``questhall replay``/``audit`` with ``QUESTHALL_NAMESPACE`` set to it).
+    The demo's namespace is deleted afterwards unless ``keep`` (then its games stay, and a line
+    says they are reachable with ``QUESTHALL_NAMESPACE=<namespace> make serve`` running: ``/play``,
+    ``/audit``, ``questhall replay``/``audit``).
     """
     console = console or Console()
     names = title_names or sorted(titles())
@@ -339,8 +340,10 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
         for f in stats[name].failures[:10]:
             console.print(f"[red]{name}: {f}[/red]")
     if keep:
-        console.print(f"Kept the games in namespace {settings.namespace}; reach them with "
-                      f"QUESTHALL_NAMESPACE={settings.namespace} (e.g. questhall audit GAME_ID):", markup=False)
+        ns = settings.namespace
+        console.print(f"Kept the games in namespace {ns} (finished); they stay reachable with QUESTHALL_NAMESPACE={ns} "
+                      f"make serve running: watch them at its /play and /audit, or run QUESTHALL_NAMESPACE={ns} "
+                      "questhall audit GAME_ID in another terminal:", markup=False, highlight=False, soft_wrap=True)
         for name in names:
             ids = stats[name].game_ids
             more = f" (+{len(ids) - KEPT_IDS_SHOWN} more)" if len(ids) > KEPT_IDS_SHOWN else ""
