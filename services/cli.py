@@ -484,8 +484,9 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     """Run every title's worker, the projector, the clock, the bot service, the notifier (when
     QUESTHALL_WEBHOOK_URLS is set) and the gateway in one process (embedded Valkey unless REDIS_URL).
 
-    Ctrl-C or SIGTERM stops it: "Stopped." on stderr once every service (and an embedded
-    Valkey) has shut down."""
+    Its start line names the namespace it serves (QUESTHALL_NAMESPACE, default qh), the Redis and
+    the gateway's pages. Ctrl-C or SIGTERM stops it: "Stopped." on stderr once every service (and
+    an embedded Valkey) has shut down."""
     logs.configure()
     from services.runtime.serve import services_running
 
@@ -507,6 +508,8 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
             local_lines.append(GatewayConfig.local_keys_warning(keys_file))
     extra = {"clock": True, "bots": True, "notifier": _notifier_config()}
     with redis_url(embedded_ok=True) as url:
+        served = f"Serving namespace {_settings(url).namespace} on {_redacted(url)}"  # QUESTHALL_NAMESPACE, else qh
+
         async def main() -> None:
             if gateway:
                 from services.gateway.server import gateway_running
@@ -515,12 +518,12 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
                 async with gateway_running(_settings(url), config, host=host, port=port, service_kwargs=extra,
                                            keys_note=keys_note.append) as bound:
                     base = f"http://{host}:{bound}"
-                    for line in [f"Serving on {_redacted(url)}; gateway on {base} (play in a browser at {base}/play, "
+                    for line in [f"{served}; gateway on {base} (play in a browser at {base}/play, "
                                  f"audit a game at {base}/audit, OpenAPI at {base}/schema); Ctrl-C to stop.", *keys_note]:
                         err.print(line, markup=False, highlight=False, soft_wrap=True)  # one line each, never wrapped
                     await anyio.sleep_forever()
             async with services_running(_settings(url), **extra):
-                err.print(f"Serving on {_redacted(url)}; Ctrl-C to stop.", markup=False, highlight=False)
+                err.print(f"{served}; Ctrl-C to stop.", markup=False, highlight=False)
                 await anyio.sleep_forever()
 
         _run_until_stopped(main)

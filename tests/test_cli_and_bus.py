@@ -196,7 +196,7 @@ def test_serve_keeps_its_local_keys_so_seat_tokens_outlive_a_restart(settings, t
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         assert proc.stderr is not None
         for line in proc.stderr:  # blocks on the process's output, not on a sleep
-            if line.startswith("Serving on"):
+            if line.startswith("Serving namespace"):
                 return proc, line.split("gateway on ", 1)[1].split(" ", 1)[0]
         raise AssertionError(f"serve ended: {proc.wait()}")
 
@@ -240,9 +240,10 @@ def test_serve_keeps_its_local_keys_so_seat_tokens_outlive_a_restart(settings, t
 
 
 def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
-    """``questhall serve``: the "Serving on" line is plain text (no escapes) naming full
-    addresses (http://host:port/play, not a bare /play), and a SIGINT (Ctrl-C)
-    ends it with exit 0 and "Stopped." as its last line on stderr, after every service stopped."""
+    """``questhall serve``: the "Serving namespace" line is plain text (no escapes) naming the
+    namespace it serves (QUESTHALL_NAMESPACE: whose games /play shows; it named none) and full
+    addresses (http://host:port/play, not a bare /play), and a SIGINT (Ctrl-C) ends it with exit 0
+    and "Stopped." as its last line on stderr, after every service stopped."""
     import os
     import signal
     import subprocess
@@ -259,9 +260,10 @@ def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
         seen = []
         for line in proc.stderr:  # blocks on the process's output, not on a sleep
             seen.append(line)
-            if line.startswith("Serving on"):
+            if line.startswith("Serving namespace"):
                 break
-        assert seen and seen[-1].startswith(f"Serving on {settings.url}; gateway on http://127.0.0.1:"), "".join(seen)
+        assert seen and seen[-1].startswith(f"Serving namespace {settings.namespace} on {settings.url}; gateway on "
+                                            "http://127.0.0.1:"), "".join(seen)
         assert "\x1b" not in seen[-1]
         base = seen[-1].split("gateway on ", 1)[1].split(" ", 1)[0]  # every place it names is a full address
         assert all(f"{base}/{page}" in seen[-1] for page in ("play", "audit", "schema")), seen[-1]
