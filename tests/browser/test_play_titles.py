@@ -138,6 +138,9 @@ def test_whole_game_in_the_browser(browser, web_gateway, case: Case):
         vs = feed_versions(p)
         assert vs == sorted(set(vs)), "a feed line came twice or out of order"
         assert "Game over" in p.text("#feed") and "Game over" in p.text("#result")
+    if case.title == "reventure_orbtale":  # the column shows the active orbs only (an inventory orb is not in it)
+        heads = watcher.js("return [...document.querySelectorAll('#heroes th')].map((th) => th.textContent)")
+        assert "active orbs" in heads and "orbs" not in heads, heads
     assert watcher.css("#moves button.move") == [] and body(watcher, "seat") == "spectator"
     # every move offered and every feed line was in the title's own words, not the generic fallback
     for p in [*players, watcher] if case.own_words else []:

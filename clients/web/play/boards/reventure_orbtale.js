@@ -78,7 +78,7 @@ export function render(ctx) {
   const playOf = new Map(legal.filter((c) => c.type === "reventure_orbtale.play_card").map((c) => [c.card, c]));
   const pickOf = new Map(legal.filter((c) => c.type === "reventure_orbtale.pick_hero").map((c) => [c.hero, c]));
   const heroes = h("table", { class: "scores", id: "heroes" },
-    h("tr", {}, h("th", {}, "seat"), h("th", {}, "hero"), h("th", {}, "health"), h("th", {}, "skills"), h("th", {}, "orbs"), h("th", {}, "hand / inventory / reserve"), h("th", {}, "")),
+    h("tr", {}, h("th", {}, "seat"), h("th", {}, "hero"), h("th", {}, "health"), h("th", {}, "skills"), h("th", {}, "active orbs"), h("th", {}, "hand / inventory / reserve"), h("th", {}, "")),
     v.players.map((p) => h("tr", {}, h("td", {}, seatName(ctx, p.seat), v.turn === p.seat ? " ← turn" : ""),
       h("td", {}, p.hero ? cname(ctx, p.hero) : p.out ? "out" : "?"), h("td", {}, "♥".repeat(Math.max(0, p.health)) || "0"),
       h("td", {}, p.skills.join(", ") || "-"), h("td", {}, p.active_orbs.map((o) => cname(ctx, o)).join(", ") || "-"),
