@@ -275,3 +275,24 @@ def test_metrics_content_type_names_each_parameter_once(gateway):
     assert resp.status_code == 200
     assert resp.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
     assert "questhall_gateway_sockets" in resp.text
+
+
+def test_every_metric_of_the_gateway_is_in_the_metrics_section_of_its_docs():
+    """docs/gateway.md "Metrics" names every family ``/metrics`` exposes, with its labels, as
+    the module docstring of services/gateway/metrics.py does (``questhall_gateway_socket_reads``
+    was missing from the page)."""
+    from prometheus_client.metrics import MetricWrapperBase
+
+    from services.gateway import metrics as metrics_module
+    from services.gateway.metrics import Metrics
+
+    page = (ROOT / "docs" / "gateway.md").read_text()
+    section = page.split("## Metrics (`GET /metrics`)", 1)[1].split("\n## ", 1)[0]
+    families = [v for v in vars(Metrics()).values() if isinstance(v, MetricWrapperBase)]
+    assert len(families) >= 8
+    for family in families:
+        exposed = family._name + ("_total" if family._type == "counter" else "")
+        labels = family._labelnames
+        named = f"`{exposed}{{{', '.join(labels)}}}`" if labels else f"`{exposed}`"
+        assert named in section, (named, section)
+        assert f"``{exposed}" in metrics_module.__doc__, exposed
