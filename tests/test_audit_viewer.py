@@ -239,7 +239,7 @@ def test_the_browser_verifier_agrees_with_questhall_audit(bus_bundles, tmp_path)
                                       else "invalid"), \
                 (name, verdict.summary())
             if kind.startswith("salt"):  # named at the event whose salt changed
-                changed = [e["version"] for e, o in zip(b["events"], bundle["events"]) if e.get("salt") != o.get("salt")]
+                changed = [e["version"] for e, o in zip(b["events"], bundle["events"], strict=True) if e.get("salt") != o.get("salt")]
                 assert [verdict.first_bad_version] == changed, (name, verdict.summary())
             cases.append({"name": name, "bundle": f"{name}.json", "receipts": f"{name}.receipts.json" if r else None,
                           "status": verdict.status, "first_bad_version": verdict.first_bad_version,
