@@ -3,9 +3,9 @@ runner checks its verdict and first bad version on bundles of every title played
 signed games with receipts, on long in-memory games reaching every chance derivation
 (tests/audit_games.py: reshuffles, the Fate Deck rebuild, random discards and thefts, reward
 deals), and on tampered copies (a payload edited, a chain link broken, a chance outcome changed
-and re-chained, a receipt forged, a record forged under receipts); every chance outcome it
-re-derives equals the draw the Python rules made (recorded here), and every command that drew
-is re-derived."""
+and re-chained, an event's salt changed, made a non-string or removed and re-chained, a receipt
+forged, a record forged under receipts); every chance outcome it re-derives equals the draw the
+Python rules made (recorded here), and every command that drew is re-derived."""
 
 from __future__ import annotations
 
@@ -149,6 +149,22 @@ def _change_chance(b: dict) -> dict | None:
     return None
 
 
+def salt_edits(b: dict):
+    """(kind, bundle) of a salted game with a revealed seed: one event's salt wrong, a number or
+    a list, or event 1's removed (one salted event makes a salted game), the chain re-sealed so
+    only the salt checks can tell (docs/fairness.md "Hash chain")."""
+    if not (b.get("seed") and any(e.get("salt") for e in b["events"])):
+        return
+    mid = len(b["events"]) // 2
+    for kind, i, salt in (("salt", mid, "0" * 32), ("salt_number", mid, 5), ("salt_list", mid, []),
+                          ("salt_stripped", 0, None)):
+        t = copy.deepcopy(b)
+        t["events"][i]["salt"] = salt
+        if salt is None:
+            del t["events"][i]["salt"]
+        yield kind, reseal(t)
+
+
 def tampered(b: dict, receipts: dict | None):
     """(kind, bundle, receipts) variants of one bundle."""
     n = len(b["events"])
@@ -163,6 +179,8 @@ def tampered(b: dict, receipts: dict | None):
     moved = _change_chance(b)
     if moved is not None:
         yield "chance", moved, None
+    for kind, salted in salt_edits(b):
+        yield kind, salted, None
     if receipts is not None:
         bad = copy.deepcopy(receipts)
         r = bad["receipts"][len(bad["receipts"]) // 2]
@@ -220,11 +238,15 @@ def test_the_browser_verifier_agrees_with_questhall_audit(bus_bundles, tmp_path)
             assert verdict.status == ("valid" if kind == "valid" else "error" if kind in ("receipt", "rules", "title")
                                       else "invalid"), \
                 (name, verdict.summary())
+            if kind.startswith("salt"):  # named at the event whose salt changed
+                changed = [e["version"] for e, o in zip(b["events"], bundle["events"], strict=True) if e.get("salt") != o.get("salt")]
+                assert [verdict.first_bad_version] == changed, (name, verdict.summary())
             cases.append({"name": name, "bundle": f"{name}.json", "receipts": f"{name}.receipts.json" if r else None,
                           "status": verdict.status, "first_bad_version": verdict.first_bad_version,
                           "draws": python_draws(b) if kind == "valid" else None})
             kinds.add(kind)
-    assert {"valid", "payload", "link", "chance", "receipt", "forged"} <= kinds
+    assert {"valid", "payload", "link", "chance", "receipt", "forged", "salt", "salt_number", "salt_list",
+            "salt_stripped"} <= kinds
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     res = subprocess.run([node, "--test", str(AUDIT / "test")], capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin", "QH_AUDIT_CASES": str(tmp_path)}, timeout=600)

@@ -84,8 +84,8 @@ def test_the_independent_verifier_runs_as_a_script(tmp_path):
 
 
 def test_the_independent_verifier_checks_every_salt_against_the_revealed_seed():
-    """A salted game re-chained with one salt changed is invalid at that event (the salt is keyed
-    by the seed: docs/fairness.md), as ``questhall audit`` says."""
+    """A salted game re-chained with one salt changed, or event 1's removed, is invalid at that
+    event (the salt is keyed by the seed: docs/fairness.md), as ``questhall audit`` says."""
     bundle, receipts = signed_game("orion_duel", 2, 11)
     assert bundle["seed"] and bundle["events"][0]["salt"]
     bad = copy.deepcopy(bundle)
@@ -94,3 +94,6 @@ def test_the_independent_verifier_checks_every_salt_against_the_revealed_seed():
     status, version, _ = independent.verify(json.loads(encode_bundle(bad)))
     assert (status, version) == ("invalid", 5) and audit_bundle(bad).first_bad_version == 5
     assert independent.verify(json.loads(encode_bundle(bundle)))[0] == "valid"
+    del bad["events"][0]["salt"]  # one salted event makes a salted game: event 1 unsalted is a divergence too
+    status, version, _ = independent.verify(json.loads(encode_bundle(reseal(bad))))
+    assert (status, version) == ("invalid", 1) and audit_bundle(bad).first_bad_version == 1

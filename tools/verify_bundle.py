@@ -58,7 +58,8 @@ def check_seed(b, _doc=None):
     seed = reveals[0]["body"]["seed"] if reveals else None
     if b.get("seed") != seed or (seed and sha(bytes.fromhex(seed)) != b["events"][0]["body"]["seed_commitment"]):
         raise Bad(reveals[0]["version"] if reveals else None, "the seed does not match its commitment or reveal")
-    for e in b["events"] if seed and b["events"][0].get("salt") else []:  # a salted game: salts keyed by the seed
+    salted = any(e.get("salt") for e in b["events"])  # one salted event: a salted game, salts keyed by the seed
+    for e in b["events"] if seed and salted else []:
         if e.get("salt") != hmac.new(bytes.fromhex(seed), f"salt:{b['game_id']}:{e['version']}".encode(), "sha256").hexdigest()[:32]:
             raise Bad(e["version"], f"event {e['version']}'s salt is not keyed by the revealed seed")
 

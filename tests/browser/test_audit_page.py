@@ -1,8 +1,8 @@
 """/audit in a real headless Chromium: a game played through the gateway (seat keys, receipts kept
 by the SDK) opens by id and shows VALID, with every event, its chance derivation and the public
 state after it; tampered copies dropped as files show the first bad version `questhall audit`
-names (a payload edited, a chain link broken, a die changed and re-chained, a record forged under
-receipts) and a forged receipt is an ERROR. A screenshot of the viewer goes to
+names (a payload edited, a chain link broken, a die changed and re-chained, a salt changed or
+made a non-string and re-chained, a record forged under receipts) and a forged receipt is an ERROR. A screenshot of the viewer goes to
 $QUESTHALL_SCREENSHOTS (docs/screenshots when refreshing the README's picture), else tmp."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def test_a_real_game_opens_by_id_and_shows_valid_with_every_event(browser, web_g
 def test_tampered_bundles_name_the_first_bad_version(browser, web_gateway, played, tmp_path):
     _gid, bundle, receipts = played
     cases = {kind: (b, r) for kind, b, r in tampered(bundle, receipts)}
-    assert _change_chance(bundle) is not None and {"payload", "link", "chance", "receipt"} <= set(cases)
+    assert _change_chance(bundle) is not None and {"payload", "link", "chance", "receipt", "salt", "salt_number"} <= set(cases)
     forged = forge(bundle, strip_keys=True)
     if forged is not None:
         cases["forged"] = (forged, receipts)
@@ -118,6 +118,8 @@ def test_tampered_bundles_name_the_first_bad_version(browser, web_gateway, playe
             bad = page.one("#events li.bad")
             assert bad.get_attribute("data-version") == str(want.first_bad_version)
             assert page.text("#position").startswith(f"version {min(want.first_bad_version, len(b['events']))} /")
+            if kind.startswith("salt"):  # the salt checks, not the chain's hash, caught it
+                assert "salt" in page.text("#verdict-reason") and "hash" not in page.text("#verdict-reason"), kind
         else:
             assert kind == "receipt" and want.status == "error" and page.text("#verdict-status") == "ERROR"
     # an untouched copy of the same game dropped as a file: VALID, with its receipts too

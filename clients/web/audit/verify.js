@@ -6,6 +6,8 @@
 //      the canonical JSON (sorted keys, no whitespace, UTF-8: what services/kernel/hashing.py does),
 //      recorded_at non-decreasing, the first event game_created;
 //   2. the seed: SHA-256(revealed seed) == seed_commitment, revealed once, equal to the header;
+//      in a salted game (an event has a salt) every event's salt is the one the revealed seed
+//      derives (eventSalt); a salt that is not a string is a divergence at its event;
 //   0. the title and its rules version are the ones chance.js derives for (else "error", as
 //      `questhall audit` says for rules it does not have);
 //   3. the header copies (title, rules version, rng, commitment, head hash, status);
@@ -162,6 +164,12 @@ export async function eventHash(raw) {
   return sha256(canonical(rest));
 }
 
+/** The salt of event `version`: 32 hex digits of HMAC-SHA256(seed, "salt:<game id>:<version>")
+ * (docs/fairness.md "Hash chain"; services/kernel/hashing.py event_salt). */
+export async function eventSalt(seed, gameId, version) {
+  return hex(await hmac(seed, `salt:${gameId}:${version}`)).slice(0, 32);
+}
+
 /** command_hash of a command envelope (fields added later left out at their default, as hashing.py). */
 export async function commandHash(cmd) {
   const data = { ...cmd };
@@ -307,6 +315,7 @@ async function checkChain(bundle, events) {
     if (raw.version !== v) return fault(`expected version ${v} at position ${v}, found version ${short(raw.version)} (an event was deleted, inserted or moved)`);
     if (raw.game_id !== gid) return fault(`event ${v} belongs to game ${short(raw.game_id)}, not ${short(gid)}`);
     if (raw.prev_hash !== prev) return fault(`event ${v}'s prev_hash does not link to event ${v - 1} (an event before it was altered, removed or reordered)`);
+    if (raw.salt !== undefined && typeof raw.salt !== "string") return fault(`event ${v}'s salt ${short(raw.salt)} is not a string`);
     if (raw.hash !== await eventHash(raw)) return fault(`event ${v}'s hash does not match its content (the event was altered)`);
     const at = raw.recorded_at;
     if (!Number.isInteger(at) || at < 0 || (lastAt !== null && at < lastAt)) return fault(`event ${v}'s recorded_at ${short(at)} goes back in time (previous ${lastAt})`);
@@ -331,6 +340,15 @@ async function checkSeed(bundle, events, trusted) {
   try { seed = unhex(ev.body.seed); } catch { return { seed: null, fault: new Fault(ev.version, "the revealed seed is not hexadecimal") }; }
   if (seed.length !== 32 || await sha256(seed) !== commitment) {
     return { seed: null, fault: new Fault(ev.version, `the revealed seed does not match the commitment ${String(commitment).slice(0, 16)}... published in game_created`) };
+  }
+  // A salted game (one salted event: stripping some salts turns no check off) has every salt
+  // keyed by the seed; events recorded before salts have none (docs/fairness.md "Hash chain").
+  if (events.some((e) => e && e.salt)) {
+    for (const e of events.slice(0, trusted)) {
+      if (e.salt !== await eventSalt(seed, bundle.game_id, e.version)) {
+        return { seed, fault: new Fault(e.version, `event ${e.version}'s salt is not the one the revealed seed derives (HMAC-SHA256 of salt:<game id>:<version>)`) };
+      }
+    }
   }
   return { seed, fault: null };
 }

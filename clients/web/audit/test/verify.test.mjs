@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { canonical, counted, deriveKey, parseJSON, sha256, streamAt, unhex, verifyBundle } from "../verify.js";
+import { canonical, counted, deriveKey, eventSalt, parseJSON, sha256, streamAt, unhex, verifyBundle } from "../verify.js";
 
 test("the published test vector (docs/fairness.md)", async () => {
   const seed = Uint8Array.from({ length: 32 }, (_, i) => i);
@@ -18,6 +18,8 @@ test("the published test vector (docs/fairness.md)", async () => {
   assert.deepEqual([s.randbelow(1000), s.randbelow(1000), s.randbelow(1000)], [774, 866, 52]);
   assert.deepEqual(s.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]), [4, 2, 5, 3, 0, 6, 8, 1, 7, 9]);
   assert.equal((await streamAt(key, 7, 1)).coin(), true);
+  // an event's salt (services/kernel/hashing.py event_salt of the same seed)
+  assert.equal(await eventSalt(seed, "g1", 7), "d9ea3db57728e650b3685016c30a1012");
 });
 
 test("canonical JSON is msgspec's: sorted by code point, raw UTF-8, numbers as written", () => {
