@@ -100,3 +100,23 @@ def test_the_dockerfile_runs_the_questhall_entry_point():
     assert 'ENTRYPOINT ["questhall"]' in text
     pyproject = (DEPLOY.parent / "pyproject.toml").read_text()
     assert 'questhall = "services.cli:main"' in pyproject
+
+
+def test_every_redis_the_deployment_runs_has_the_aof_tuning_of_the_local_servers():
+    """The Redis containers of docker-compose.yml and deploy/k8s run with the append-only file's
+    rewrite settings of the servers Questhall starts itself (``AOF_TUNING``: what ``make bench``
+    measures is what is shipped)."""
+    from services.local.embedded import AOF_TUNING
+
+    commands = []
+    for p, doc in _manifests():
+        if p.name == "docker-compose.yml":
+            commands += [(p, s["command"]) for s in doc["services"].values() if s.get("command", [""])[0] == "redis-server"]
+        else:
+            commands += [(p, c["command"]) for c in _containers(doc) if c.get("command", [""])[0] == "redis-server"]
+    assert {p.name for p, _ in commands} == {"docker-compose.yml", "redis.yaml", "redis-cluster.yaml"}
+    for p, argv in commands:
+        pairs = dict(zip(argv[1::2], argv[2::2], strict=False))
+        for opt, value in zip(AOF_TUNING[::2], AOF_TUNING[1::2], strict=True):
+            assert pairs.get(opt) == value, f"{p}: {opt} {value} missing from {argv}"
+        assert pairs.get("--appendonly") == "yes" and pairs.get("--appendfsync") == "everysec", p
