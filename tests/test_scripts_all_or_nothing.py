@@ -61,7 +61,8 @@ def _cases(ns: str):
         mid = await _stream_with_pending(r, f"{t}:log", "projector")
         keys = [f"{t}:rm:g1:applied", f"{t}:log", f"{t}:rm:g1:view:0", f"{t}:rm:g1:view:spec", f"{t}:rm:g1:feed:0",
                 f"{t}:changes"]
-        args = [0, 2, "projector", mid, 2, 1, b"v0", b"vs", 2, 1, b"f1", 2, b"f2", "g1", 10_000]
+        await r.xadd(f"{t}:rm:g1:feed:0", {"e": b"f1"}, id="1-0")  # a feed stored before feeds were derived: deleted
+        args = [0, 2, "projector", mid, 2, 1, b"v0", b"vs", "g1", 10_000]
         return keys, args
 
     async def lobby(r):

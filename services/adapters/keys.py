@@ -36,7 +36,9 @@ code runs on one Redis and on Redis Cluster (../shared/DESIGN.md "Redis key layo
 ``<ns>:{<ns>:pN}:rm:<game>:applied``            read models: last applied version
 ``<ns>:{<ns>:pN}:rm:<game>:view:<seat|spec>``   read model: JSON view envelope (an ended game's
                                                 zlib-compressed: ``ended.view_json`` reads both)
-``<ns>:{<ns>:pN}:rm:<game>:feed:<seat|spec>``   read model: event feed stream, id ``<version>-0``
+``<ns>:{<ns>:pN}:rm:<game>:feed:<seat|spec>``   an event feed stored before feeds were derived
+                                                when read (services/runtime/feeds.py, 2026-12-04):
+                                                deleted by the projection that ends its game
 ``<ns>:{<ns>:pN}:deadlines``                    sorted set of the partition's pending deadlines
                                                 (score = deadline ms, member
                                                 ``<title>/<game>/<seat>/<set_at>``; group

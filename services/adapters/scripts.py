@@ -189,12 +189,11 @@ return 1
 """
 
 # Apply read-model writes for a game up to a version, idempotently, and acknowledge the log entry.
-# KEYS: 1 applied, 2 log stream, then view keys (n_views), then feed keys (n_feeds), then the
-#       partition's change stream
+# KEYS: 1 applied, 2 log stream, then view keys (n_views), then feed keys to delete (n_feeds: the
+#       game ended, and feeds are derived from its events, services/runtime/feeds.py; only a
+#       feed stored before feeds were derived is left to delete), then the partition's change stream
 # ARGV: 1 expected applied version, 2 new version, 3 group, 4 message id ('' = none),
-#       5 n_views, 6 n_feeds, then n_views view payloads, then for each feed key:
-#       count, then count pairs (version, payload) (count -1: delete the feed, the game ended;
-#       services/runtime/feeds.py derives it from the stream); then the game id and the change stream's
+#       5 n_views, 6 n_feeds, then n_views view payloads; then the game id and the change stream's
 #       approximate length cap (the gateway's one reader wakes the game's sockets from it)
 PROJECT = CHECK_TYPES + r"""
 local function spec()
@@ -220,9 +219,8 @@ if applied ~= tonumber(ARGV[1]) then
   return {'conflict', tostring(applied)}
 end
 local nv = tonumber(ARGV[5])
-local nf = tonumber(ARGV[6])
--- the keys written: the streams (the log acknowledged, the feeds, the change stream) by one XREAD
--- of nothing, the views (overwritten by MSET) with TYPE
+-- the keys written: the streams (the log acknowledged, the feeds deleted, the change stream) by
+-- one XREAD of nothing, the views (overwritten by MSET) with TYPE
 local xr = {'XREAD', 'COUNT', 1, 'STREAMS', KEYS[2]}
 for i = 3 + nv, #KEYS do xr[#xr + 1] = KEYS[i] end
 for i = 5, #xr do xr[#xr + 1] = '$' end
@@ -233,42 +231,14 @@ local w = {}
 for i = 3, 2 + nv do w[#w + 1] = KEYS[i]; w[#w + 1] = 'string' end
 bad = qh_wrong(w)
 if bad then return redis.error_reply(bad) end
--- a feed may already hold some of these versions (its applied record was lost, a rebuild raced):
--- entries are deterministic per version, so those are kept and not added again. A feed's first
--- entry is added with pcall: refused as at or below the feed's top (nothing written), the top is
--- read then and the entries up to it are skipped; once one is added, the later versions follow.
--- The feeds are written before the views and the applied version (an error in between leaves the
--- game to be projected again, and the entries written are kept then).
-local a = 7 + nv
-for i = 1, nf do
-  local key = KEYS[2 + nv + i]
-  local count = tonumber(ARGV[a])
-  a = a + 1
-  if count < 0 then redis.call('DEL', key) end  -- the game ended: its feeds are derived from its stream
-  local state, top = 0, 0  -- 0: the feed's top unknown, 1: an entry added, 2: its top read
-  for j = 1, count do
-    if state == 1 or (state == 2 and tonumber(ARGV[a]) > top) then
-      redis.call('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1])
-      state = 1
-    elseif state == 0 then
-      local r = redis.pcall('XADD', key, ARGV[a] .. '-0', 'e', ARGV[a + 1])
-      if type(r) == 'table' and r.err then
-        local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
-        if not string.find(r.err, 'equal or smaller', 1, true) or #last == 0 then return r end
-        top, state = tonumber(string.match(last[1][1], '^(%d+)')), 2
-      else
-        state = 1
-      end
-    end
-    a = a + 2
-  end
-end
+local nf = tonumber(ARGV[6])
+if nf > 0 then redis.call('DEL', unpack(KEYS, 3 + nv, 2 + nv + nf)) end
 local ms = {'MSET'}
 for i = 1, nv do ms[#ms + 1] = KEYS[2 + i]; ms[#ms + 1] = ARGV[6 + i] end
 ms[#ms + 1] = KEYS[1]; ms[#ms + 1] = ARGV[2]
 redis.call(unpack(ms))
 if ARGV[4] ~= '' then redis.call('XACK', KEYS[2], ARGV[3], ARGV[4]) end
-redis.call('XADD', KEYS[3 + nv + nf], 'MAXLEN', '~', ARGV[a + 1], '*', 'g', ARGV[a], 'v', ARGV[2])
+redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', ARGV[8 + nv], '*', 'g', ARGV[7 + nv], 'v', ARGV[2])
 return {'ok', ARGV[2]}
 """
 

@@ -210,23 +210,29 @@ class ChangeFeed:
 
     async def _read_into(self, snap: Snapshot, game_id: str, seat: int | None) -> None:
         from services.adapters import ended
+        from services.kernel import codec as get_codec
         from services.runtime import feeds
 
         self.reads += 1
         k = self.keys
-        feed_key = k.feed(game_id, seat)
         commands = k.game(game_id, "commands")
-        view, last, rows, exists, applied, title = await self.round_trips.run([
-            ("GET", k.view(game_id, seat)),  # the view first: the feed read after it holds every entry up to it
+        # the view first, then the projected version: the feed derived up to it holds every entry
+        # up to the view (services/runtime/feeds.py: feeds are derived from the events, not stored)
+        view, last, applied, (title, status), rows = await self.round_trips.run([
+            ("GET", k.view(game_id, seat)),
             ("XREVRANGE", commands, "+", "-", "COUNT", 1),
-            ("XRANGE", feed_key, f"({snap.after}-0" if snap.after else "-", "+"),
-            ("EXISTS", feed_key),
             ("GET", k.rm(game_id, "applied")),
-            ("HGET", k.game(game_id, "meta"), "title")])
-        if rows or exists or not applied or title is None:
-            snap.rows = [(int(mid.split(b"-")[0]), _field(f, b"e")) for mid, f in rows]
-        else:  # an ended game: its feed is derived from its events (cached by services.runtime.feeds)
+            ("HMGET", k.game(game_id, "meta"), "title", "status"),
+            ("XRANGE", k.game(game_id, "events"), f"({snap.after}-0" if snap.after else "-", "+")])
+        bound = int(applied or 0)
+        if title is None or bound <= snap.after:
+            snap.rows = []
+        elif (status or b"").decode() in ended.ENDED or not rows or int(rows[0][0].split(b"-")[0]) != snap.after + 1:
+            # ended (its feed is cached whole by services.runtime.feeds) or packed: derived there
             snap.rows = await feeds.read(self.r, k, game_id, seat, snap.after, None)
+        else:
+            snap.rows = feeds.row_entries(get_codec(title.decode()), game_id,
+                                          [row for row in rows if int(row[0].split(b"-")[0]) <= bound], seat)
         snap.view = view = ended.view_json(view)
         if view is not None:
             from services.gateway.service import view_version

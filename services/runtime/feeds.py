@@ -1,15 +1,21 @@
-"""Event feeds: stored while a game runs, derived from its event stream once it has ended.
+"""Event feeds: derived from the game's event stream when they are read, never stored.
 
 A feed entry is the title's redaction of one event for one reader (:func:`entries`, pure: the
-same events give the same bytes). While a game runs, the projector stores every reader's feed
-(``rm:<game>:feed:<seat|spec>``, stream ids ``<version>-0``) so that many sockets read it
-cheaply. The projection that ends a game deletes them instead (each is one more copy of every
-event: 4 x 62 kB of a 3-seat Questeros game), and :func:`read` derives a missing feed from the
-game's own event stream up to the projected version (``rm:<game>:applied``): the same entries,
-byte for byte, so no reader can tell. An ended game's derived feeds are immutable; a process
-keeps the last :data:`CACHE_GAMES` of them (game, reader) in memory.
+same events give the same bytes). :func:`read` takes the game's events after the reader's
+cursor, up to the projected version (``rm:<game>:applied``: a feed never runs ahead of the
+views), from its event stream (the packed record once the game ended) and redacts each for the
+reader. A running game's entries are derived at each read from the events after the cursor
+only; an ended game's feed is immutable, and a process keeps the last :data:`CACHE_GAMES` of
+them (game, reader) whole in memory.
 
-Source: issue 13 ("views of finished games dropped or derived on demand").
+Projectors stored every reader's feed (``rm:<game>:feed:<seat|spec>``, stream ids
+``<version>-0``) until 2026-12-04: one more copy of every event per reader, written with every
+command (2 ``XADD`` a command of a one-seat game, 4 for three seats, and about a tenth of the
+closed loop's CPU a command in ``make bench``), read by a socket only once a change woke it.
+The projection that ends a game still deletes any feed stream left from then.
+
+Source: issue 13 ("views of finished games dropped or derived on demand"), issue 11 (fewer
+Redis writes a command).
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ from services.kernel.decider import Title
 
 JSON = msgspec.json.Encoder()
 CACHE_GAMES = 128
-"""Derived feeds (one per game and reader) a process keeps; each is one game's feed (~60 kB for Questeros)."""
+"""Ended games' feeds (one per game and reader) a process keeps; each is one game's feed (~60 kB for Questeros)."""
+CHUNK = 500
+"""Events one read of a running game's stream takes at most (a read with ``limit`` takes that many)."""
 _cache: OrderedDict[tuple[str, str, int | None, int], list[tuple[int, bytes]]] = OrderedDict()
 
 
@@ -44,22 +52,41 @@ def entries(title: Title, events: list[EventEnvelope], seat: int | None) -> list
 
 async def read(r: Any, keys: Keys, game_id: str, seat: int | None, after: int, limit: int | None,
                upto: int | None = None) -> list[tuple[int, bytes]]:
-    """Feed entries of ``seat`` with ``after < version <= upto`` (``upto`` None: no bound), at most
-    ``limit`` (None: all), as ``[(version, JSON entry)]``: the stored feed, or the derived one if
-    the game has no stored feed (ended). Raises CorruptEvent if a stored event is unreadable."""
-    key = keys.feed(game_id, seat)
+    """Feed entries of ``seat`` (None: spectator) with ``after < version <= upto`` (``upto`` None:
+    no bound) and at most the projected version, at most ``limit`` (None: all), as ``[(version,
+    JSON entry)]``; ``[]`` for a game not projected yet or unknown. Raises CorruptEvent if a stored
+    event is unreadable."""
     pipe = r.pipeline(transaction=False)
-    pipe.xrange(key, f"({after}-0" if after else "-", f"{upto}-0" if upto is not None else "+",
-                **({"count": limit} if limit else {}))
-    pipe.exists(key)
     pipe.get(keys.rm(game_id, "applied"))
-    pipe.hget(keys.game(game_id, "meta"), "title")
-    rows, exists, applied, title = await pipe.execute()
-    if rows or exists or not applied or title is None:
-        return [(int(mid.split(b"-")[0]), f[b"e"]) for mid, f in rows]
-    feed = await _derived(r, keys, game_id, title.decode(), seat, int(applied))
-    sel = [(v, b) for v, b in feed if v > after and (upto is None or v <= upto)]
-    return sel[:limit] if limit else sel
+    pipe.hmget(keys.game(game_id, "meta"), "title", "status")
+    applied, (title, status) = await pipe.execute()
+    if not applied or title is None:
+        return []
+    bound = int(applied) if upto is None else min(int(applied), upto)
+    if status is not None and status.decode() in ended.ENDED:
+        feed = await _derived(r, keys, game_id, title.decode(), seat, int(applied))
+        sel = [(v, b) for v, b in feed if after < v <= bound]
+        return sel[:limit] if limit else sel
+    codec = get_codec(title.decode())
+    out: list[tuple[int, bytes]] = []
+    chunk = min(limit or CHUNK, CHUNK)
+    lo = f"({after}-0" if after else "-"
+    while after < bound:
+        rows = await ended.event_rows(r, keys, game_id, lo, f"{bound}-0", count=chunk)
+        out += row_entries(codec, game_id, rows, seat)
+        if len(rows) < chunk or (limit and len(out) >= limit):
+            break
+        lo = "(" + rows[-1][0].decode()
+    return out[:limit] if limit else out
+
+
+def row_entries(codec: Any, game_id: str, rows: list, seat: int | None) -> list[tuple[int, bytes]]:
+    """:func:`entries` of event-stream rows (``[(b"<version>-0", {b"e": envelope})]``, a field list
+    ``[b"e", envelope]`` as ``send_all`` gives them, too) of ``game_id`` decoded by ``codec``.
+    Raises CorruptEvent if one is unreadable."""
+    events = [codec.decode_event(f[b"e"] if isinstance(f, dict) else dict(zip(f[::2], f[1::2], strict=True))[b"e"],
+                                 game_id=game_id, version=int(mid.split(b"-")[0])) for mid, f in rows]
+    return entries(codec.title, events, seat)
 
 
 async def _derived(r: Any, keys: Keys, game_id: str, title_name: str, seat: int | None, applied: int) -> list[tuple[int, bytes]]:
@@ -69,15 +96,14 @@ async def _derived(r: Any, keys: Keys, game_id: str, title_name: str, seat: int 
         _cache.move_to_end(ck)
         return hit
     codec = get_codec(title_name)
-    events: list[EventEnvelope] = []
+    feed: list[tuple[int, bytes]] = []
     lo = "-"
     while True:
-        batch = await ended.event_rows(r, keys, game_id, lo, f"{applied}-0", count=500)
-        events += [codec.decode_event(f[b"e"], game_id=game_id, version=int(mid.split(b"-")[0])) for mid, f in batch]
-        if len(batch) < 500:
+        batch = await ended.event_rows(r, keys, game_id, lo, f"{applied}-0", count=CHUNK)
+        feed += row_entries(codec, game_id, batch, seat)
+        if len(batch) < CHUNK:
             break
         lo = "(" + batch[-1][0].decode()
-    feed = entries(codec.title, events, seat)
     _cache[ck] = feed
     while len(_cache) > CACHE_GAMES:
         _cache.popitem(last=False)

@@ -2,8 +2,9 @@
 
 Read models of a game (all in the game's partition slot, written by one script that also
 acknowledges the log entry): the view of every seat and the spectator view (the title's
-``view``), the event feed of every seat and of spectators (each event redacted by the title's
-``redact``; stream ids ``<version>-0``), and the applied version. Global read models (lobby by
+``view``) and the applied version. The event feeds (each event redacted by the title's
+``redact`` for a seat or for spectators) are derived from the events when read, up to the
+applied version (services/runtime/feeds.py), not stored. Global read models (lobby by
 title and status, finished-game results) live in their own slot with their own dedupe record.
 
 Every update names the version it brings the game to and is applied only if the stored
@@ -40,7 +41,6 @@ from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.decider import Title
-from services.runtime import feeds
 from services.runtime.consumer import (
     consume_batches,
     consumer_name,
@@ -69,16 +69,13 @@ def lobby_note(title: Title, game: lifecycle.Game) -> str:
     return str(fn(game.rules))[:200]
 
 
-def projection(title: Title, game: lifecycle.Game, new_events: list[EventEnvelope]) -> tuple[list[tuple[int | None, bytes]], list[tuple[int | None, list[tuple[int, bytes]]]]]:
-    """The read-model writes for ``game`` after ``new_events``: views and feed entries per seat.
-
-    Returns ``(views, feeds)``: ``views`` = ``[(seat|None, JSON view envelope)]`` for every seat
-    and the spectator; ``feeds`` = ``[(seat|None, [(version, JSON feed entry)])]``.
+def projection(title: Title, game: lifecycle.Game) -> list[tuple[int | None, bytes]]:
+    """The views of ``game``: ``[(seat|None, JSON view envelope)]`` for every seat and the
+    spectator (feeds are derived from the events when read: services/runtime/feeds.py).
     Pure: the same input gives the same bytes (what makes ``rebuild`` byte-identical).
     """
     seats: list[int | None] = [*range(len(game.seats)), None]
-    views = [(s, JSON.encode(lifecycle.view(title, game, s))) for s in seats]
-    return views, [(s, feeds.entries(title, new_events, s)) for s in seats]
+    return [(s, JSON.encode(lifecycle.view(title, game, s))) for s in seats]
 
 
 class Projector:
@@ -324,27 +321,22 @@ class Projector:
             new.append(e)
             nxt += 1
         after = lifecycle.fold(codec.title, new, game)
-        return after, self._project_call(codec.title, game, after, new, log_stream, rows[-1][0]), \
+        return after, self._project_call(codec.title, game, after, log_stream, rows[-1][0]), \
             (any(isinstance(e.body, _LOBBY_EVENTS) for e in new) or lobby_note(codec.title, game) != lobby_note(codec.title, after))
 
-    def _project_call(self, title: Title, before: lifecycle.Game, after: lifecycle.Game, new: list[EventEnvelope],
-                      log_stream: str, msg_id: str) -> tuple[list[str], list[Any]]:
+    def _project_call(self, title: Title, before: lifecycle.Game, after: lifecycle.Game, log_stream: str,
+                      msg_id: str) -> tuple[list[str], list[Any]]:
         """``(keys, args)`` of the projection script bringing a game's read models from ``before`` to ``after``."""
         k = self.keys
         gid = after.game_id
-        views, feed_rows = projection(title, after, new)
-        applied, view_keys, feed_keys = k.projection_keys(gid, [s for s, _ in views], [s for s, _ in feed_rows])
+        views = projection(title, after)
+        seats = [s for s, _ in views]
         done = after.status in ENDED  # an ended game's views are stored compressed (services/adapters/ended.py)
-        args: list[Any] = [before.version, after.version, GROUP, msg_id, len(views), len(feed_rows),
-                           *[ended.pack_view(b) if done else b for _, b in views]]
-        for _, rows in feed_rows:
-            if done:  # an ended game's feeds are derived from its stream (services/runtime/feeds.py)
-                args.append(-1)
-                continue
-            args.append(len(rows))
-            for v, b in rows:
-                args += [v, b]
-        args += [gid, CHANGES_MAXLEN]
+        # feeds are derived from the events (services/runtime/feeds.py): the projection that ends
+        # a game deletes any feed stored before they were
+        applied, view_keys, feed_keys = k.projection_keys(gid, seats, seats if done else [])
+        args: list[Any] = [before.version, after.version, GROUP, msg_id, len(views), len(feed_keys),
+                           *[ended.pack_view(b) if done else b for _, b in views], gid, CHANGES_MAXLEN]
         return [applied, log_stream, *view_keys, *feed_keys, k.changes(k.partition(gid))], args
 
     def _remember(self, game: lifecycle.Game) -> None:
@@ -379,7 +371,7 @@ class Projector:
             after = lifecycle.fold(title, new, game)
             if any(isinstance(e.body, _LOBBY_EVENTS) for e in new) or lobby_note(title, game) != lobby_note(title, after):
                 await self._update_lobby(after)
-            keys, args = self._project_call(title, game, after, new, log_stream, msg_id)
+            keys, args = self._project_call(title, game, after, log_stream, msg_id)
             res = await self._project(keys=keys, args=args)
             tag = res[0].decode()
             if tag in ("ok", "skip"):
