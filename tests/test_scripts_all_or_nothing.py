@@ -169,6 +169,31 @@ def test_append_refuses_streams_that_already_hold_the_versions_it_would_add(sett
     anyio.run(main)
 
 
+def test_append_refuses_a_game_stream_whose_last_id_is_ahead_of_its_entries(settings):
+    """An XDEL (or XTRIM) leaves a stream's last id above its last entry, and XADD refuses ids up
+    to it; no read of the entries sees that, so the game stream is checked by its first XADD,
+    the script's first write: nothing written, no outcome pushed (a breaker's finding against a
+    version that pushed the outcome first)."""
+    async def main():
+        r = connect(settings.url)
+        ns = settings.namespace
+        try:
+            script = r.register_script(scripts.APPEND)
+            keys, args = await _cases(ns)[0][2](r)
+            await r.xadd(keys[1], {"e": b"old"}, id="1-0")
+            await r.xdel(keys[1], "1-0")
+            before = await _dump(r, ns)
+            with pytest.raises(ResponseError, match="QH_STREAM_AHEAD"):
+                await script(keys=keys, args=args)
+            assert await _dump(r, ns) == before
+            assert not await r.exists(keys[5])  # no outcome in the inbox
+        finally:
+            await _clean(r, ns)
+            await r.aclose()
+
+    anyio.run(main)
+
+
 async def _clean(r, ns: str) -> None:
     async for k in r.scan_iter(match=f"{ns}:*", count=500):
         await r.delete(k)

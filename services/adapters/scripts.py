@@ -3,12 +3,11 @@
 Each script checks everything first and writes last (a failing script keeps the writes it
 already made): before its first write it checks the type of every key it writes or reads
 (:data:`CHECK_TYPES`: a key read before the first write is checked by that read, ``qh_read``;
-a key only written by ``qh_wrong``'s ``TYPE`` call, or by being the first write, made with
-``pcall``: an error there has written nothing; a key of another type is the error
-``QH_WRONGTYPE`` naming the key and both types, and nothing is written), and, where a write
-could fail on what a key holds, that key's content (the append script refuses a stream already
-holding a version it would add: ``QH_STREAM_AHEAD``, found by the same ``XREAD`` that checks
-the types of the streams it writes). Scripts are run through redis-py ``Script`` objects, which answer
+a key only written by ``qh_wrong``'s ``TYPE`` call or an ``XREAD`` of nothing, or by being the
+first write, made with ``pcall``: an error there has written nothing; a key of another type is
+the error ``QH_WRONGTYPE`` naming the key and both types, and nothing is written), and, where a
+write could fail on what a key holds, that key's content (the append script refuses a stream
+already holding a version it would add: ``QH_STREAM_AHEAD``). Scripts are run through redis-py ``Script`` objects, which answer
 ``NOSCRIPT`` (after ``SCRIPT FLUSH`` or a restart) by loading the script again and retrying.
 """
 
@@ -53,8 +52,8 @@ local function spec()
           KEYS[6], 'list', KEYS[7], 'set', KEYS[8], 'hash', KEYS[9], 'stream'}
 end
 -- the outcome and meta keys are read before any write (a read of a wrong type errors: qh_read), the
--- streams written by one XREAD (below), the games set and secret hash of a new game with TYPE, and
--- the sender's inbox by its push, the first write
+-- streams only written by one XREAD (below), the inbox and a new game's set and secret hash by TYPE,
+-- and the game stream by its first XADD
 local existing, bad = qh_read(spec, 'GET', KEYS[4])
 if bad then return redis.error_reply(bad) end
 local ttl = tonumber(ARGV[9])
@@ -85,15 +84,17 @@ end
 if cur == 0 and n > 0 and redis.call('EXISTS', KEYS[10]) == 1 then
   return {'conflict', 'archived'}
 end
--- the streams written, checked by one XREAD before any write: the log and the command stream
--- from '$' (nothing: a read of a key of the wrong type errors), the accepted-commands stream and
--- the game stream from the last version before the ones this call adds (an entry there: the
--- stream is ahead, and an XADD at or below a stream's top id would fail)
+-- the streams only written, and the accepted-commands stream's content, by one XREAD before any
+-- write: the log and the command stream from '$' (nothing: a read of a key of the wrong type
+-- errors), the accepted-commands stream from the last version before the ones this call adds (an
+-- entry there: it is ahead). The game stream is checked by its first XADD (pcall, below): an error
+-- there has written nothing, and it also refuses a stream whose last id is ahead of its entries
+-- (an XDEL or XTRIM left it there; an XREAD sees entries only)
 if n > 0 or ARGV[3] ~= '' then
   local xr, ids = {'XREAD', 'COUNT', 1, 'STREAMS'}, {}
   if n > 0 then
-    xr[5], xr[6], xr[7] = KEYS[3], KEYS[9], KEYS[2]
-    ids[1], ids[2], ids[3] = '$', tostring(cur + n - 1) .. '-0', curs .. '-0'
+    xr[5], xr[6] = KEYS[3], KEYS[9]
+    ids[1], ids[2] = '$', tostring(cur + n - 1) .. '-0'
   end
   if ARGV[3] ~= '' then xr[#xr + 1] = KEYS[5]; ids[#ids + 1] = '$' end
   for i = 1, #ids do xr[#xr + 1] = ids[i] end
@@ -101,27 +102,32 @@ if n > 0 or ARGV[3] ~= '' then
   got, bad = qh_read(spec, unpack(xr))
   if bad then return redis.error_reply(bad) end
   if got then
-    local key = got[1][1]
-    local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', '1')
-    return redis.error_reply('QH_STREAM_AHEAD ' .. key .. ' already holds ' .. top[1][1] .. ' (game at version ' .. cur .. ')')
+    local top = redis.call('XREVRANGE', KEYS[9], '+', '-', 'COUNT', '1')
+    return redis.error_reply('QH_STREAM_AHEAD ' .. KEYS[9] .. ' already holds ' .. top[1][1] .. ' (game at version ' .. cur .. ')')
   end
 end
 local w = {}
+if ttl > 0 then w[1] = KEYS[6]; w[2] = 'list' end
 if cur == 0 and n > 0 then
-  w[1] = KEYS[7]; w[2] = 'set'; w[3] = KEYS[8]; w[4] = 'hash'
+  w[#w + 1] = KEYS[7]; w[#w + 1] = 'set'; w[#w + 1] = KEYS[8]; w[#w + 1] = 'hash'
 end
 bad = qh_wrong(w)
 if bad then return redis.error_reply(bad) end
--- the first write: the push to the sender's inbox (an error there has written nothing: the only
--- key not checked before, as a TYPE call a command cost more than the push itself)
-if ttl > 0 then
-  local r = redis.pcall('RPUSH', KEYS[6], ARGV[4])
-  if type(r) == 'table' and r.err then return redis.error_reply(qh_wrong({KEYS[6], 'list'}) or r.err) end
-  if r == 1 then redis.call('EXPIRE', KEYS[6], ARGV[9]) end
-end
 for i = 1, n do
-  local vs = tostring(cur + i)  -- each number formatted once (Lua formats it with sprintf)
-  redis.call('XADD', KEYS[2], vs .. '-0', 'e', ARGV[12 + i])
+  local v = cur + i
+  local vs = tostring(v)  -- each number formatted once (Lua formats it with sprintf)
+  if i == 1 then
+    local r = redis.pcall('XADD', KEYS[2], vs .. '-0', 'e', ARGV[13])
+    if type(r) == 'table' and r.err then
+      bad = qh_wrong(spec())
+      if bad then return redis.error_reply(bad) end
+      if not string.find(r.err, 'equal or smaller', 1, true) then return r end
+      local top = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', '1')
+      return redis.error_reply('QH_STREAM_AHEAD ' .. KEYS[2] .. ' already holds ' .. (top[1] and top[1][1] or 'no entry, its last id is ahead') .. ' (game at version ' .. cur .. ')')
+    end
+  else
+    redis.call('XADD', KEYS[2], vs .. '-0', 'e', ARGV[12 + i])
+  end
   redis.call('XADD', KEYS[3], '*', 'g', ARGV[5], 't', ARGV[8], 'v', vs, 'e', ARGV[12 + i])
 end
 local news = n > 0 and tostring(cur + n) or curs
@@ -135,6 +141,9 @@ if n > 0 then
 end
 redis.call('SET', KEYS[4], ARGV[4])
 if ARGV[3] ~= '' then redis.call('XACK', KEYS[5], ARGV[2], ARGV[3]) end
+if ttl > 0 then
+  if redis.call('RPUSH', KEYS[6], ARGV[4]) == 1 then redis.call('EXPIRE', KEYS[6], ARGV[9]) end
+end
 return {'ok', news}
 """
 
