@@ -36,7 +36,7 @@ JSON = msgspec.json.Encoder()
 CACHE_GAMES = 128
 """Ended games' feeds (one per game and reader) a process keeps; each is one game's feed (~60 kB for Questeros)."""
 CHUNK = 500
-"""Events one read of a running game's stream takes at most (a read with ``limit`` takes that many)."""
+"""Events one read of a running game's stream takes at most (a read with ``limit`` takes that many, at least 50)."""
 _cache: OrderedDict[tuple[str, str, int | None, int], list[tuple[int, bytes]]] = OrderedDict()
 
 
@@ -69,7 +69,7 @@ async def read(r: Any, keys: Keys, game_id: str, seat: int | None, after: int, l
         return sel[:limit] if limit else sel
     codec = get_codec(title.decode())
     out: list[tuple[int, bytes]] = []
-    chunk = min(limit or CHUNK, CHUNK)
+    chunk = CHUNK if limit is None else min(max(limit, 50), CHUNK)  # a few more than asked: some may be hidden
     lo = f"({after}-0" if after else "-"
     while after < bound:
         rows = await ended.event_rows(r, keys, game_id, lo, f"{bound}-0", count=chunk)
