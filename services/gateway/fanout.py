@@ -80,14 +80,6 @@ class Waker:
         self._event = anyio.Event()
 
 
-def _field(fields: Any, name: bytes) -> bytes:
-    """A field of a stream entry as ``send_all`` gives it (a flat ``[k, v, ...]`` list) or redis-py's
-    parsed pipeline reply (a dict, where ``send_all`` falls back to it)."""
-    if isinstance(fields, dict):
-        return fields[name]
-    return dict(zip(fields[::2], fields[1::2], strict=True))[name]
-
-
 class ChangeFeed:
     """The change reader of one gateway process: ``subscribe(game, waker)`` / ``unsubscribe``.
 
