@@ -723,12 +723,14 @@ class GatewayService:
     async def wait_projected(self, game_id: str, min_version: int | None) -> None:
         """Wait (at most ``QUESTHALL_READ_WAIT`` s) until the game's read models reach ``min_version``.
 
-        Raises ApiError 400 ``bad_range``, 504 ``not_projected`` (retry the read). The version to
-        wait for is the ``version`` of the command's reply."""
+        Raises ApiError 400 ``bad_range``, 404 ``game_not_found`` (at once: no wait for a game that
+        does not exist), 504 ``not_projected`` (retry the read). The version to wait for is the
+        ``version`` of the command's reply."""
         if not min_version:
             return
         if not 0 <= min_version <= MAX_VERSION:
             raise ApiError(400, "bad_range", f"min_version must be 0 to {MAX_VERSION}.")
+        await self.title_of(game_id)  # a game that does not exist never gets there (it held the read 5 s, then 504)
         deadline = time.monotonic() + self.config.read_wait
         delay = 0.005
         key = self.keys.rm(game_id, "applied")

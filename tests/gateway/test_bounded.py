@@ -325,6 +325,21 @@ def test_an_exhausted_redis_pool_is_answered_503_overloaded_without_a_traceback(
     assert (out.out + out.err).count("gateway_pool_exhausted") == 1 and "Traceback" not in out.out + out.err
 
 
+def test_a_read_waiting_for_a_version_of_a_game_that_does_not_exist_is_404_not_a_wait(redis_url):
+    """``min_version`` on a game id that holds no game: 404 ``game_not_found`` at once, as without it
+    (it polled Redis for ``QUESTHALL_READ_WAIT`` s, then answered 504 ``not_projected``, "retry the
+    read": a breaker's finding)."""
+    from litestar.testing import TestClient
+
+    from services.gateway.app import create_app
+
+    settings = Settings(url=redis_url, namespace=f"gp{uuid.uuid4().hex[:8]}", partitions=1)
+    with TestClient(create_app(settings, make_config(read_wait=3))) as c:
+        for path in ("/v1/games/gnone/feed", "/v1/games/gnone/view"):
+            got = c.get(path, params={"min_version": 1})
+            assert (got.status_code, got.json()["code"]) == (404, "game_not_found"), path
+
+
 def test_lobby_pages_and_metrics_scrapes_cost_a_bounded_number_of_round_trips(tight):
     """Unauthenticated reads: a lobby page of every title costs two round trips whatever its
     length (before: one HGETALL per game, ~3,000 for ``limit=500``), and ``/metrics`` one
