@@ -124,8 +124,10 @@ class _Pusher:
         if self.first_snap and snap.view is not None and snap.settled and snap.w < self.since:
             # ``since`` past the game's version (a client that saw writes a Redis failover lost,
             # or a wrong number): the current view at once, whose version says where the game is,
-            # and the feed from there (the socket sat silent)
-            self.view_sent = self.cursor = snap.w - 1
+            # and the feed after it (the socket sat silent). The cursor goes to the view's version,
+            # not below: a snapshot another socket shared may hold that version's entry, this
+            # socket's own does not, and the frames must not depend on other sockets (a breaker's finding)
+            self.view_sent, self.cursor = snap.w - 1, snap.w
         if snap.view is not None and snap.settled:
             self.first_snap = False  # the check above is for the connect's catch-up only
         if snap.view is not None and snap.settled and snap.w > self.view_sent:

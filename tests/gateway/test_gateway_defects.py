@@ -80,6 +80,16 @@ def test_a_socket_resumed_past_the_games_version_gets_the_view_and_the_feed_from
                 with anyio.move_on_after(1.0):  # nothing else may come (a repeat came here)
                     extra = json.loads(await ws.recv())
                     raise AssertionError(f"sent again: {extra}")
+            async with connect(f"{gw.ws_url}/v1/games/{g.game_id}/ws?since=0") as early:
+                # another socket of the game read from 0: its snapshot (shared) holds the entry at
+                # the game's version, and the socket past the head must not get it from there
+                with anyio.fail_after(15):
+                    while json.loads(await early.recv())["type"] != "view":
+                        pass
+                async with connect(f"{gw.ws_url}/v1/games/{g.game_id}/ws?since={version + 1000}") as ws:
+                    with anyio.fail_after(15):
+                        first = json.loads(await ws.recv())
+                    assert (first["type"], first["version"]) == ("view", version), first
             async with connect(f"{gw.ws_url}/v1/games/{g.game_id}/ws?since={version + 1000}") as ws:
                 with anyio.fail_after(15):
                     first = json.loads(await ws.recv())
