@@ -182,3 +182,33 @@ def test_moves_when_the_game_does_not_wait_for_the_seat_says_so():
 
     assert moves_text("questeros", None, 0) == "moves: (not your move)"
     assert moves_text("questeros", {"status": "active", "to_move": [1], "view": None}, 0) == "moves: (not your move)"
+
+
+def test_moves_in_orion_duel_play_lists_the_tile_placements():
+    """In Orion Duel's play phase ``moves`` lists the seat's tile placements (its view's ``legal``
+    is empty then: it holds the manual setup's moves; the placements are ``placements``). It
+    answered ``0 moves: `` while ``hint`` gave a placement (a newcomer's finding)."""
+    import random
+
+    import msgspec
+
+    from services.frontends.chat import moves_text
+    from services.frontends.chat.kit import legal_moves
+    from services.kernel import game as lifecycle
+    from services.kernel import get_title
+    from services.kernel.runner import LocalGame
+
+    t = get_title("orion_duel")
+    g = LocalGame(t, game_id="od", seed=bytes(32))
+    g.create_and_start(2)
+    rng = random.Random(3)
+    bot = next(iter(t.bots.values()))
+    while g.game.rules.phase != "play":
+        seat = lifecycle.to_move(t, g.game)[0]
+        g.submit(bot(t.view(g.game.rules, seat), seat, rng), seat)
+    seat = lifecycle.to_move(t, g.game)[0]
+    env = msgspec.to_builtins(lifecycle.view(t, g.game, seat))
+    assert env["view"]["legal"] == [] and env["view"]["placements"]
+    moves = legal_moves("orion_duel", env, seat)
+    assert moves == t.legal_commands(g.game.rules, seat) and moves
+    assert moves_text("orion_duel", env, seat).startswith(f"{len(moves)} moves: ")

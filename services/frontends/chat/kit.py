@@ -115,7 +115,8 @@ def help_text(title: str) -> str:
 def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
     """The seat's legal commands from its view envelope (JSON dict): the view's ``legal`` list
     where the title keeps one, else the title's ``legal_commands`` on the view (Orion Duel's
-    rules work on a view). [] before the game starts."""
+    rules work on a view: its ``legal`` list holds the manual setup's moves only, its tile
+    placements in play are ``placements``, expanded by its rules). [] before the game starts."""
     from services.kernel import get_title
 
     if not env or env.get("view") is None:
@@ -123,7 +124,7 @@ def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
     t = get_title(title)
     view = msgspec.convert(env["view"], t.view_type)
     legal = getattr(view, "legal", None)
-    if legal is None:
+    if legal is None or (not legal and getattr(view, "placements", None)):
         legal = t.legal_commands(view, seat)
     return list(legal)
 
