@@ -21,6 +21,9 @@ Shapes (``S`` is the title's state, a frozen msgspec Struct so that it can be sn
 - ``undoable`` -- the command types a seat may take back (game option ``undo``).
 - ``lobby_note(state) -> str`` (optional) -- one public line the lobby shows beside the game
   (e.g. a match's series so far); "" for none. At most 200 characters are kept.
+- ``view_legal(view, seat) -> list[Command]`` (optional) -- the seat's legal commands from its
+  view, for clients that hold only the view (the chat kit, ``questhall play``), where the view's
+  ``legal`` list is not all of them (Orion Duel's placements in play).
 
 Simultaneous secret choices (optional; ``services/kernel/secret.py``): ``choice_types``,
 ``choice_made_type``, ``choices_revealed_type``, ``secret_choice(state)``,

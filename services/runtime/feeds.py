@@ -67,9 +67,15 @@ async def read(r: Any, keys: Keys, game_id: str, seat: int | None, after: int, l
         feed = await _derived(r, keys, game_id, title.decode(), seat, int(applied))
         sel = [(v, b) for v, b in feed if after < v <= bound]
         return sel[:limit] if limit else sel
-    codec = get_codec(title.decode())
-    out: list[tuple[int, bytes]] = []
     chunk = CHUNK if limit is None else min(max(limit, 50), CHUNK)  # a few more than asked: some may be hidden
+    return await _between(r, keys, get_codec(title.decode()), game_id, seat, after, bound, limit, chunk)
+
+
+async def _between(r: Any, keys: Keys, codec: Any, game_id: str, seat: int | None, after: int, bound: int,
+                   limit: int | None, chunk: int = CHUNK) -> list[tuple[int, bytes]]:
+    """Feed entries of ``seat`` for the events ``after < version <= bound``, at most ``limit``
+    (None: all), read ``chunk`` events a round trip (the stream, or the packed record)."""
+    out: list[tuple[int, bytes]] = []
     lo = f"({after}-0" if after else "-"
     while after < bound:
         rows = await ended.event_rows(r, keys, game_id, lo, f"{bound}-0", count=chunk)
@@ -95,15 +101,7 @@ async def _derived(r: Any, keys: Keys, game_id: str, title_name: str, seat: int 
     if hit is not None:
         _cache.move_to_end(ck)
         return hit
-    codec = get_codec(title_name)
-    feed: list[tuple[int, bytes]] = []
-    lo = "-"
-    while True:
-        batch = await ended.event_rows(r, keys, game_id, lo, f"{applied}-0", count=CHUNK)
-        feed += row_entries(codec, game_id, batch, seat)
-        if len(batch) < CHUNK:
-            break
-        lo = "(" + batch[-1][0].decode()
+    feed = await _between(r, keys, get_codec(title_name), game_id, seat, 0, applied, None)
     _cache[ck] = feed
     while len(_cache) > CACHE_GAMES:
         _cache.popitem(last=False)

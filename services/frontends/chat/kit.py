@@ -113,18 +113,21 @@ def help_text(title: str) -> str:
 
 
 def legal_moves(title: str, env: dict | None, seat: int) -> list[Command]:
-    """The seat's legal commands from its view envelope (JSON dict): the view's ``legal`` list
-    where the title keeps one, else the title's ``legal_commands`` on the view (Orion Duel's
-    rules work on a view: its ``legal`` list holds the manual setup's moves only, its tile
-    placements in play are ``placements``, expanded by its rules). [] before the game starts."""
+    """The seat's legal commands from its view envelope (JSON dict): the title's ``view_legal``
+    hook where it has one (Orion Duel: its rules work on a view), else the view's ``legal`` list
+    where the title keeps one, else the title's ``legal_commands`` on the view. [] before the
+    game starts."""
     from services.kernel import get_title
 
     if not env or env.get("view") is None:
         return []
     t = get_title(title)
     view = msgspec.convert(env["view"], t.view_type)
+    hook = getattr(t, "view_legal", None)
+    if hook is not None:
+        return list(hook(view, seat))
     legal = getattr(view, "legal", None)
-    if legal is None or (not legal and getattr(view, "placements", None)):
+    if legal is None:
         legal = t.legal_commands(view, seat)
     return list(legal)
 

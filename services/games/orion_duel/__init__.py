@@ -81,6 +81,12 @@ class OrionDuel(Title[OrionState]):
     def legal_commands(self, state: OrionState, seat: int) -> list[Command]:
         return rules.legal_commands(state, seat)
 
+    def view_legal(self, view: OrionView, seat: int) -> list[Command]:
+        """The seat's legal commands from its view (the rules work on a view: same field names).
+        The view's ``legal`` list holds the manual setup's moves only; in play they are its
+        ``placements``, one ``place_tile`` per anchor (rules.legal_commands expands them)."""
+        return rules.legal_commands(view, seat)
+
     def status(self, state: OrionState) -> Result | None:
         """The result: of the game, or (option ``match_games`` > 1) of the series once decided."""
         if state.phase != "over" or state.winners is None:
