@@ -223,6 +223,12 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
 
     prof = _profiler()
     _tune_gc()
+    from services.runtime.consumer import read_loops
+
+    try:
+        read_loops()  # a malformed QUESTHALL_READ_LOOPS stops the service now, with its name
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     try:
         anyio.run(until_signal, **_loop_options(uvloop_default))
     except KeyboardInterrupt:

@@ -12,7 +12,7 @@ from redis.exceptions import NoScriptError, ResponseError
 from schemas.envelope import Accepted, CommandEnvelope
 from services.adapters.pipeline import send_all
 from services.adapters.redis_store import GroupReader, connect
-from services.runtime.consumer import ReadGroup, read_groups
+from services.runtime.consumer import ReadGroup, read_groups, read_loops
 from services.runtime.worker import Worker
 from tests.buses import bus_client, ids_by_partition, setup_toy
 from tests.toygame import Add
@@ -27,7 +27,7 @@ def test_one_read_takes_the_new_entries_of_every_partition(settings):
             readers = [GroupReader(r, s, "worker:toy", "c1") for s in streams]
             for rd in readers:
                 await rd.ensure_group()
-            (group,) = read_groups(r, readers)  # one Redis: all of them in one XREADGROUP
+            (group,) = read_groups(r, readers, 1)  # one Redis, one loop: all of them in one XREADGROUP
             assert group == readers
             for i, s in enumerate(streams[1:]):
                 await r.xadd(s, {"c": b"x", "n": i})
@@ -46,7 +46,26 @@ def test_one_read_takes_the_new_entries_of_every_partition(settings):
     anyio.run(main)
 
 
-def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its_outcome(settings):
+def test_read_loops_deal_the_partitions_round_robin(settings, monkeypatch):
+    r = connect(settings.url)
+    readers = [GroupReader(r, f"s{p}", "g", "c") for p in range(8)]
+    assert [[rd.stream for rd in g] for g in read_groups(r, readers, 3)] == [
+        ["s0", "s3", "s6"], ["s1", "s4", "s7"], ["s2", "s5"]]
+    assert len(read_groups(r, readers[:1], 2)) == 1  # never more loops than streams
+    monkeypatch.delenv("QUESTHALL_READ_LOOPS", raising=False)
+    assert read_loops() == 2 and len(read_groups(r, readers)) == 2
+    monkeypatch.setenv("QUESTHALL_READ_LOOPS", "4")
+    assert len(read_groups(r, readers)) == 4
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("QUESTHALL_READ_LOOPS", bad)
+        with pytest.raises(ValueError, match="QUESTHALL_READ_LOOPS"):
+            read_loops()
+
+
+@pytest.mark.parametrize("loops", [1, 2])
+def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its_outcome(settings, monkeypatch, loops):
+    monkeypatch.setenv("QUESTHALL_READ_LOOPS", str(loops))
+
     async def main():
         k = settings.keys
         async with bus_client(settings) as (r, c):
@@ -71,7 +90,9 @@ def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its
                 outs = [await c.bus.wait(e.game_id, e.command_id, timeout=30) for e in envs]
                 tg.cancel_scope.cancel()
             assert all(isinstance(o, Accepted) for o in outs), outs
-            assert sent[0] == len(envs)  # every partition's commands in the first batch's one pipeline
+            # every partition's commands in the first batch's one pipeline (a loop's: each loop reads
+            # its share of the partitions in one XREADGROUP)
+            assert sum(sent[:loops]) == len(envs) and len(sent) == loops
             for i in range(0, len(envs), 3):  # each game's commands in stream order, one version each
                 first = outs[i].version
                 assert [o.version for o in outs[i:i + 3]] == [first, first + 1, first + 2]

@@ -1,7 +1,8 @@
 """The game worker service: one title, any number of replicas sharing a consumer group.
 
-A read of the command streams of the worker's partitions (one ``XREADGROUP`` over all of them
-on one Redis, one a partition on Redis Cluster; up to 64 entries a stream) is handled as a
+A read of the command streams of the worker's partitions (on one Redis its partitions are
+dealt among ``QUESTHALL_READ_LOOPS`` read loops, 2 by default, each reading its share in one
+``XREADGROUP``; one a partition on Redis Cluster; up to 64 entries a stream) is handled as a
 batch: decode every envelope and
 body, group by game, load the games not in the state cache (snapshot + tail, concurrently),
 ``decide`` each game's commands in stream order on its in-memory state with the game's
