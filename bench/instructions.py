@@ -11,7 +11,7 @@ connections made, every game in both caches) and counts the instructions (``Ir``
 - ``one``: ``--one`` commands of one game, each sent when the previous one's outcome came
   (batches of one: a command at rest, every round trip paid by one command);
 - ``drain``: ``--games`` x ``--per-game`` commands put on the command streams at once (batches
-  of up to 64 a stream: the saturated case).
+  of up to 128 a stream, services/runtime/consumer.py READ_COUNT: the saturated case).
 
 Each count is divided by the commands; the worker's also include its blocking reads and
 keep-alive loops over the run (about as much as the ``idle`` line says per second).

@@ -17,7 +17,8 @@ open loops other than ``open_loop["1000"]["1.0"]`` (its median run by p99; every
   games the end-to-end runs left;
 - a balance figure: the share of Ero's Quest adventures the ``adventurer`` bot wins (200 seeded
   games in memory, ``LocalGame``; not a speed);
-- the yardstick: raw pipelined XADD and XREADGROUP+XACK rates of the same Redis, the append
+- the yardstick: raw pipelined XADD (sampled before and again right before each closed-loop run;
+  the median of the samples) and XREADGROUP+XACK rates of the same Redis, the append
   script alone, and the ratio of the best end-to-end rate to each;
 - the per-stage CPU profile of one closed-loop run (:mod:`bench.profile`) and of the gateway;
 - open loops at human pace through the bus (``open_loop``) and through the gateway over
@@ -151,6 +152,21 @@ def bench_namespace(base: str = "qh") -> str:
     return f"{base}{random.randrange(1 << 16):04x}" if os.environ.get("REDIS_URL") else base
 
 
+async def xadd_rate(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> float:
+    """Pipelined XADD entries/s of this client on a fresh stream of ``n`` entries (deleted after)."""
+    key = f"{prefix}:raw:{random.randrange(1 << 30)}"
+    payload = {"c": os.urandom(120)}
+    t0 = time.perf_counter()
+    for i in range(0, n, batch):
+        pipe = r.pipeline(transaction=False)
+        for _ in range(min(batch, n - i)):
+            pipe.xadd(key, payload)
+        await pipe.execute()
+    rate = n / (time.perf_counter() - t0)
+    await r.delete(key)
+    return rate
+
+
 async def raw_rates(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> tuple[float, float]:
     """(pipelined XADD entries/s, XREADGROUP+XACK entries/s) on one stream of ``n`` entries."""
     key = f"{prefix}:raw:{random.randrange(1 << 30)}"
@@ -175,6 +191,19 @@ async def raw_rates(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> t
     read = got / (time.perf_counter() - t0)
     await r.delete(key)
     return xadd, read
+
+
+async def redis_counters(r: Any) -> dict[str, float]:
+    """Redis's cumulative counters the closed loop reports: bytes in and out, AOF rewrites, and
+    ``calls:<command>`` / ``usec:<command>`` of every command (INFO stats, persistence, commandstats)."""
+    info = {**await r.info("stats"), **await r.info("persistence")}
+    out = {"net_in": info["total_net_input_bytes"], "net_out": info["total_net_output_bytes"],
+           "aof_rewrites": info.get("aof_rewrites", 0)}
+    for name, v in (await r.info("commandstats")).items():
+        cmd = name.removeprefix("cmdstat_")
+        out[f"calls:{cmd}"] = v["calls"]
+        out[f"usec:{cmd}"] = v["usec"]
+    return out
 
 
 # -- end to end ------------------------------------------------------------------------------
@@ -215,7 +244,8 @@ async def e2e(client: Any, level: int, seconds: float, seed: int) -> tuple[float
 
 async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, res: dict, *, runs: int,
                       seconds: float, levels: tuple[int, ...], redis_pid: int | None, replicas: int = 1) -> None:
-    """The yardstick (raw XADD, XREADGROUP+XACK, the append script alone), the closed-loop
+    """The yardstick (raw XADD, XREADGROUP+XACK, the append script alone; XADD sampled again right
+    before each closed-loop run, ``raw_xadd_per_s`` the median of every sample), the closed-loop
     end-to-end runs at each of ``levels`` concurrent games (medians of ``runs`` runs of ``seconds``)
     with a fresh toy worker and projector, their CPU ms per command (``cpu_ms_per_command_closed_loop``;
     Redis's split by command under ``redis_usec_per_command_closed_loop``) and the three ratios, into ``res``."""
@@ -223,7 +253,8 @@ async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, 
 
     out("raw XADD / XREADGROUP+XACK ...")
     raws = [await raw_rates(r, settings.namespace) for _ in range(runs)]
-    res["raw_xadd_per_s"] = median([a for a, _ in raws])
+    xadds = [a for a, _ in raws]  # the yardstick's samples; one more beside each closed-loop run below
+    res["raw_xadd_per_s_before"] = median(xadds)
     res["raw_xreadgroup_xack_per_s"] = median([b for _, b in raws])
     out("the append script alone ...")
     res["lua_append_per_s"] = median([await load.lua_append_rate(r, settings) for _ in range(runs)])
@@ -237,36 +268,43 @@ async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, 
         client = BusClient(r, settings, timeout=60)
         await e2e(client, 1, 0.5, 999)  # warm-up: the services are up and the groups exist
         res["e2e"] = {}
-        cpu = load.Cpu(pids)
-        await r.config_resetstat()
-        before = {**await r.info("stats"), **await r.info("persistence")}
-        cpu.start()
+        spent: dict[str, float] = {}
+        counted: dict[str, float] = {}
         commands0 = 0
         for level in levels:
             out(f"end to end, {level} concurrent games ...")
             rates, p50s, p99s = [], [], []
             for i in range(runs):
+                # the yardstick sampled right before the run: this machine's speed moves by up to a
+                # quarter within minutes, and a ratio of rates measured minutes apart carries that
+                xadds.append(await xadd_rate(r, settings.namespace, n=20_000))  # 20k: less AOF to rewrite
+                before = await redis_counters(r)
+                cpu = load.Cpu(pids)
+                cpu.start()
                 rate, lat = await e2e(client, level, seconds, i)
+                for n, v in cpu.stop().items():  # CPU and Redis's counters over the runs only
+                    spent[n] = spent.get(n, 0.0) + v
+                after = await redis_counters(r)
+                for n, v in after.items():
+                    counted[n] = counted.get(n, 0) + v - before.get(n, 0)
                 rates.append(rate)
                 p50s.append(pct(lat, 0.5) * 1000)
                 p99s.append(pct(lat, 0.99) * 1000)
+                commands0 += rate * seconds
             res["e2e"][str(level)] = {"commands_per_s": median(rates), "p50_ms": median(p50s), "p99_ms": median(p99s)}
-            commands0 += sum(rates) * seconds
-        spent = cpu.stop()
+        res["raw_xadd_per_s"] = median(xadds)
+        res["raw_xadd_samples"] = len(xadds)
         res["cpu_ms_per_command_closed_loop"] = {n: v * 1000 / max(commands0, 1) for n, v in spent.items() if n != "wall_s"}
         res["cpu_share_closed_loop"] = {n: v / spent["wall_s"] for n, v in spent.items() if n != "wall_s"}
-        after = {**await r.info("stats"), **await r.info("persistence")}
         res["redis_bytes_per_command_closed_loop"] = {
-            "net_in": (after["total_net_input_bytes"] - before["total_net_input_bytes"]) / max(commands0, 1),
-            "net_out": (after["total_net_output_bytes"] - before["total_net_output_bytes"]) / max(commands0, 1),
-            "aof_rewrites": after.get("aof_rewrites", 0) - before.get("aof_rewrites", 0)}
-        stats = await r.info("commandstats")
+            "net_in": counted["net_in"] / max(commands0, 1), "net_out": counted["net_out"] / max(commands0, 1),
+            "aof_rewrites": counted["aof_rewrites"]}
+        per = {n: v / max(commands0, 1) for n, v in counted.items()}
         res["redis_usec_per_command_closed_loop"] = dict(sorted(
-            ((name.removeprefix("cmdstat_"), round(v["usec"] / max(commands0, 1), 2)) for name, v in stats.items()),
-            key=lambda kv: -kv[1]))
+            ((n.removeprefix("usec:"), round(v, 2)) for n, v in per.items() if n.startswith("usec:")), key=lambda kv: -kv[1]))
         res["redis_calls_per_command_closed_loop"] = dict(sorted(
-            ((name.removeprefix("cmdstat_"), round(v["calls"] / max(commands0, 1), 3)) for name, v in stats.items()
-             if v["calls"] / max(commands0, 1) >= 0.001), key=lambda kv: -kv[1]))
+            ((n.removeprefix("calls:"), round(v, 3)) for n, v in per.items() if n.startswith("calls:") and v >= 0.001),
+            key=lambda kv: -kv[1]))
         # let the projector catch up before it stops, so rebuild starts from a projected namespace
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -634,7 +672,9 @@ def table(res: dict) -> str:
         ("replay (read + decode + fold)", f"{res['replay_events_per_s']:,.0f} events/s"),
         (f"rebuild of {res['games']:,} games ({res['events']:,} events)",
          f"{res['rebuild_s']:.2f} s ({res['rebuild_events_per_s']:,.0f} events/s)"),
-        ("raw pipelined XADD (same Redis)", f"{res['raw_xadd_per_s']:,.0f} entries/s"),
+        ("raw pipelined XADD (same Redis; median of the samples before and beside the closed-loop runs)",
+         f"{res['raw_xadd_per_s']:,.0f} entries/s ({res.get('raw_xadd_samples', 3)} samples; "
+         f"{res.get('raw_xadd_per_s_before', res['raw_xadd_per_s']):,.0f} before the runs)"),
         ("raw XREADGROUP + XACK (same Redis)", f"{res['raw_xreadgroup_xack_per_s']:,.0f} entries/s"),
         ("best end to end / raw XADD", f"{res['ratio_e2e_to_xadd']:.3f}"),
         ("best end to end / raw XREADGROUP+XACK", f"{res['ratio_e2e_to_xreadgroup_xack']:.3f}"),

@@ -42,6 +42,7 @@ from services.kernel import codec as get_codec
 from services.kernel import game as lifecycle
 from services.kernel.decider import Title
 from services.runtime.consumer import (
+    READ_COUNT,
     consume_batches,
     consumer_name,
     is_connection_error,
@@ -108,7 +109,7 @@ class Projector:
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Serve every partition log until cancelled (waits for Redis if it is not up yet)."""
         await retry_connection(self.store.check_partitions)
-        readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer) for p in self.partitions]
+        readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer, count=READ_COUNT) for p in self.partitions]
         for rd in readers:
             await retry_connection(rd.ensure_group)
         groups = read_groups(self.r, readers)

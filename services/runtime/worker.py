@@ -2,7 +2,7 @@
 
 A read of the command streams of the worker's partitions (on one Redis its partitions are
 dealt among ``QUESTHALL_READ_LOOPS`` read loops, 2 by default, each reading its share in one
-``XREADGROUP``; one a partition on Redis Cluster; up to 64 entries a stream) is handled as a
+``XREADGROUP``; one a partition on Redis Cluster; up to 128 entries a stream) is handled as a
 batch: decode every envelope and
 body, group by game, load the games not in the state cache (snapshot + tail, concurrently),
 ``decide`` each game's commands in stream order on its in-memory state with the game's
@@ -51,6 +51,7 @@ from services.kernel.registry import ENVELOPE_DECODER
 from services.kernel.runner import stamp
 from services.kernel.text import escape
 from services.runtime.consumer import (
+    READ_COUNT,
     Tracker,
     consume_batches,
     consumer_name,
@@ -131,7 +132,7 @@ class Worker:
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Serve every partition until cancelled (waits for Redis if it is not up yet)."""
         await self.store_retry(self.store.check_partitions)
-        readers = [GroupReader(self.r, self.keys.commands(p, self.title.name), self.group, self.consumer) for p in self.partitions]
+        readers = [GroupReader(self.r, self.keys.commands(p, self.title.name), self.group, self.consumer, count=READ_COUNT) for p in self.partitions]
         for rd in readers:
             await self.store_retry(rd.ensure_group)
         groups = read_groups(self.r, readers)
