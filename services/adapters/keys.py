@@ -72,6 +72,10 @@ PARTITION_MEMO = 65_536
 _MEMO: dict[tuple[str, int], tuple[tuple[str, ...], dict[str, int]]] = {}
 
 
+CHANGES_MAXLEN = 10_000
+"""Approximate cap of a partition's change stream (the gateway's reader only needs its tail)."""
+
+
 @dataclass(frozen=True)
 class Keys:
     """Key builder for one namespace (``ns``) and a fixed partition count."""
@@ -125,7 +129,9 @@ class Keys:
         return f"{self.tag(p)}:log"
 
     def changes(self, p: int) -> str:
-        """The partition's change stream (the projector adds ``g``, ``v`` per projection)."""
+        """The partition's change stream (the projector adds ``g``, ``v`` per projection; the
+        archive adds ``g`` and ``v`` 0 when it removes a game, so open sockets learn it is gone;
+        capped at about :data:`CHANGES_MAXLEN` entries)."""
         return f"{self.tag(p)}:changes"
 
     def log_dead(self, p: int) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from services.adapters import ended
+from services.adapters.keys import CHANGES_MAXLEN
 from services.adapters.redis_store import ARCHIVED, Settings, redacted_url
 from services.audit.compact import MAGICS, CorruptRecord, NotPackable, pack, unpack
 from services.audit.store import GameNotFound, export_bundle
@@ -88,6 +89,8 @@ async def archive(r: Any, settings: Settings, game_id: str) -> int:
     for key in await _game_keys(r, settings, game_id):
         await r.delete(key)  # one by one: several slots (cluster-safe)
     await r.srem(k.games(k.partition(game_id)), game_id)
+    # the gateways' change reader wakes the game's open sockets: they find it gone and close (4404)
+    await r.xadd(k.changes(k.partition(game_id)), {"g": game_id, "v": 0}, maxlen=CHANGES_MAXLEN, approximate=True)
     return len(record)
 
 

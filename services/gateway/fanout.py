@@ -53,13 +53,15 @@ class Snapshot:
 
     ``rows``: every feed entry with version > ``after`` as ``(version, JSON)``; ``view``: the
     stored view envelope (JSON) or None, at version ``w``; ``settled``: ``w`` is the last event
-    of an accepted command (a view pushed only then)."""
+    of an accepted command (a view pushed only then); ``gone``: the game has no metadata (it was
+    archived, or never existed): its sockets are closed 4404."""
 
     after: int
     rows: list[tuple[int, bytes]]
     view: bytes | None
     w: int
     settled: bool
+    gone: bool = False
     size: int = 0
     token: tuple[int, int] = (0, 0)
     done: asyncio.Future | None = field(default=None, repr=False)
@@ -217,6 +219,7 @@ class ChangeFeed:
             ("HMGET", k.game(game_id, "meta"), "title", "status"),
             ("XRANGE", k.game(game_id, "events"), f"({snap.after}-0" if snap.after else "-", "+")])
         bound = int(applied or 0)
+        snap.gone = title is None  # archived (services/audit/archive.py) while the socket was open, or since
         if title is None or bound <= snap.after:
             snap.rows = []
         elif (status or b"").decode() in ended.ENDED or not rows or int(rows[0][0].split(b"-")[0]) != snap.after + 1:

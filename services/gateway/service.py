@@ -456,6 +456,22 @@ class GatewayService:
                 self._titles.popitem(last=False)
         return t
 
+    def forget_title(self, game_id: str) -> None:
+        """Drop the cached title of ``game_id`` (its game was archived: :meth:`title_of` reads again)."""
+        self._titles.pop(game_id, None)
+
+    async def _not_gone(self, game_id: str) -> None:
+        """On a read that found nothing (a view, a lobby entry, a projection waited for): raise
+        ApiError 404 ``game_not_found`` if the game has no metadata any more (archived since its
+        title was cached here; a gateway that never saw it answers so too), forgetting its
+        title. One round trip, on those paths only. Raises ApiError 400 ``bad_game_id`` too."""
+        if game_id not in self._titles:
+            await self.title_of(game_id)
+            return
+        if await self.r.hget(self.keys.game(game_id, "meta"), "title") is None:
+            self.forget_title(game_id)
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+
     async def submit(self, title: str, game_id: str, body: Command, seat: int | None, *, client_id: str | None = None,
                      expected_version: int | None = None, player: str | None = None, join: bool = False,
                      signature: str = "", rated: bool = False, sent: Any = None) -> Accepted:
@@ -736,6 +752,7 @@ class GatewayService:
         key = self.keys.rm(game_id, "applied")
         while int(await self.r.get(key) or 0) < min_version:
             if time.monotonic() > deadline:
+                await self._not_gone(game_id)  # archived meanwhile: 404, not 504
                 raise ApiError(504, "not_projected", f"The read models did not reach version {min_version} in "
                                f"{self.config.read_wait:g} s; retry the read.")
             await anyio.sleep(delay)
@@ -745,7 +762,7 @@ class GatewayService:
         """The stored view envelope (JSON). Raises ApiError 404 ``game_not_found`` / ``view_not_ready``."""
         raw = ended.view_json(await self.r.get(self.keys.view(game_id, seat)))
         if raw is None:
-            await self.title_of(game_id)
+            await self._not_gone(game_id)
             raise ApiError(404, "view_not_ready", "The game's read models are not projected yet; retry shortly.")
         return raw
 
@@ -754,7 +771,11 @@ class GatewayService:
         await self.title_of(game_id)
         if not 0 <= after <= MAX_VERSION or not 1 <= limit <= 1000:
             raise ApiError(400, "bad_range", f"after must be 0 to {MAX_VERSION} and limit 1 to 1000.")
-        rows = await feeds.read(self.r, self.keys, game_id, seat, after, limit)
+        try:
+            rows = await feeds.read(self.r, self.keys, game_id, seat, after, limit, strict=True)
+        except feeds.GameGone:  # archived since its title was cached here
+            self.forget_title(game_id)
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.") from None
         return b"[" + b",".join(b for _, b in rows) + b"]"
 
     async def lobby(self, title: str | None, status: str, limit: int) -> list[LobbyGame]:
@@ -789,7 +810,7 @@ class GatewayService:
         self.check_game_id(game_id)
         h = await self.r.hgetall(self.keys.lobby_game(game_id))
         if not h:
-            await self.title_of(game_id)
+            await self._not_gone(game_id)
             raise ApiError(404, "view_not_ready", "The game's read models are not projected yet; retry shortly.")
         return _lobby_game(game_id, h)
 

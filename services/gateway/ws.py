@@ -106,7 +106,8 @@ class _Pusher:
 
     async def catch_up(self) -> bool:
         """Send every feed entry after the cursor, then the view if it passed the last one sent at
-        a settled version. False if the socket was closed (the seat changed hands).
+        a settled version. False if the socket was closed (the seat changed hands: 4401; the game
+        was archived: 4404).
 
         Reads through the process's shared snapshots (:meth:`ChangeFeed.snapshot`): one round
         trip, shared by the sockets of the game and reader until the game changes."""
@@ -120,6 +121,10 @@ class _Pusher:
                 await self.socket.close(4429, refused[:120])
                 return False
         snap = await self.gw.changes.snapshot(self.game_id, self.seat, self.cursor)
+        if snap.gone:  # archived: as a gateway that never saw the game would answer (its title cache forgets it)
+            self.gw.forget_title(self.game_id)
+            await self.socket.close(4404, f"game_not_found: There is no game {self.game_id!r}."[:120])
+            return False
         rows = snap.rows
         if self.first_snap and snap.view is not None and snap.settled and snap.w < self.since:
             # ``since`` past the game's version (a client that saw writes a Redis failover lost,

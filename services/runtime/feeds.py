@@ -50,16 +50,23 @@ def entries(title: Title, events: list[EventEnvelope], seat: int | None) -> list
     return out
 
 
+class GameGone(LookupError):
+    """The game has no metadata: it was archived (services/audit/archive.py), or never existed."""
+
+
 async def read(r: Any, keys: Keys, game_id: str, seat: int | None, after: int, limit: int | None,
-               upto: int | None = None) -> list[tuple[int, bytes]]:
+               upto: int | None = None, *, strict: bool = False) -> list[tuple[int, bytes]]:
     """Feed entries of ``seat`` (None: spectator) with ``after < version <= upto`` (``upto`` None:
     no bound) and at most the projected version, at most ``limit`` (None: all), as ``[(version,
-    JSON entry)]``; ``[]`` for a game not projected yet or unknown. Raises CorruptEvent if a stored
-    event is unreadable."""
+    JSON entry)]``; ``[]`` for a game not projected yet or unknown (``strict``: an unknown game,
+    one without metadata, raises :class:`GameGone` instead; the read costs the same). Raises
+    CorruptEvent if a stored event is unreadable."""
     pipe = r.pipeline(transaction=False)
     pipe.get(keys.rm(game_id, "applied"))
     pipe.hmget(keys.game(game_id, "meta"), "title", "status")
     applied, (title, status) = await pipe.execute()
+    if title is None and strict:
+        raise GameGone(game_id)
     if not applied or title is None:
         return []
     bound = int(applied) if upto is None else min(int(applied), upto)

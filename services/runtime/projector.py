@@ -35,7 +35,7 @@ from schemas.envelope import (
     SeedRevealed,
 )
 from services.adapters import ended, scripts
-from services.adapters.keys import GAME_ID
+from services.adapters.keys import CHANGES_MAXLEN, GAME_ID
 from services.adapters.pipeline import send_all
 from services.adapters.redis_store import EventStore, GroupReader, Settings
 from services.kernel import codec as get_codec
@@ -58,8 +58,6 @@ ENDED = ("finished", "abandoned")
 _LOBBY_EVENTS = tuple(e for e in LIFECYCLE_EVENTS if e is not SeedRevealed)
 """Events that change a game's lobby entry or result."""
 JSON = msgspec.json.Encoder()
-CHANGES_MAXLEN = 10_000
-"""Approximate cap of a partition's change stream (the gateway's reader only needs its tail)."""
 
 
 def lobby_note(title: Title, game: lifecycle.Game) -> str:
