@@ -223,12 +223,7 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
 
     prof = _profiler()
     _tune_gc()
-    from services.runtime.consumer import read_loops
-
-    try:
-        read_loops()  # a malformed QUESTHALL_READ_LOOPS stops the service now, with its name
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    _check_read_loops()
     try:
         anyio.run(until_signal, **_loop_options(uvloop_default))
     except KeyboardInterrupt:
@@ -237,6 +232,18 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
         if prof is not None and os.environ.get("QUESTHALL_PROFILE_AT") != "signal":
             prof.disable()
             prof.dump_stats(os.environ["QUESTHALL_PROFILE"])
+
+
+def _check_read_loops() -> None:
+    """Stop a command that runs workers or projectors (a service, ``serve``, ``demo``, ``scenario
+    run``) at once if ``QUESTHALL_READ_LOOPS`` is malformed: typer.BadParameter naming it (exit 2),
+    not a traceback from the first read loop."""
+    from services.runtime.consumer import read_loops
+
+    try:
+        read_loops()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 GC_THRESHOLD = (50_000, 20, 20)
@@ -643,6 +650,7 @@ def demo(games: Annotated[int | None, typer.Option(help="Games per title (defaul
          keep: Annotated[bool, typer.Option(help="Keep the demo's games (its namespace) afterwards.")] = False) -> None:
     """The main job: bot games of every title through the bus, then replay/rebuild checks and a table."""
     logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
+    _check_read_loops()
     from services.local.demo import run_demo
 
     with redis_url(embedded_ok=True) as url:
@@ -833,6 +841,8 @@ def schemas(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema f
 def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Play in memory instead of through Redis.")] = False) -> None:
     """Play scenario files through the real bus; print pass/fail per step; exit 0 only if all pass."""
     logs.configure(level="warning")
+    if not local:
+        _check_read_loops()
     from services.local.scenario import Report, StepReport
 
     def show_step(rep: StepReport) -> None:

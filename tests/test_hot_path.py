@@ -80,9 +80,9 @@ def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its
             sent = []
             real = w._run_plan
 
-            async def counted(plan, failed):
+            async def counted(plan, failed, *streams):
                 sent.append(len(plan))
-                return await real(plan, failed)
+                return await real(plan, failed, *streams)
 
             w._run_plan = counted  # type: ignore[method-assign]
             async with anyio.create_task_group() as tg:
@@ -216,3 +216,56 @@ def test_a_create_of_a_new_game_reads_nothing_and_a_taken_id_is_still_refused(se
             assert int(await r.hget(k.game(again.game_id, "meta"), "version")) == 1
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("interleave", [False, True])
+def test_a_read_loop_leaves_the_in_flight_records_another_loop_read_for_that_loop(settings, interleave):
+    """Two read loops of one worker: loop B handles its batch while loop A is between its read and
+    its pipeline. A's records stay A's: its command, left pending by a failed handling, keeps its
+    in-flight record, and once the entry is deleted behind the group's back its caller is answered
+    ``lost`` (B took every loop's records and A's caller got nothing: a breaker's finding)."""
+    from schemas.envelope import Rejected
+
+    async def main():
+        k = settings.keys
+        async with bus_client(settings) as (r, c):
+            by = ids_by_partition(settings, f"ifr{int(interleave)}")
+            (ga, _), (gb, _) = await setup_toy(settings, r, c, [by[0][0], by[1][0]])
+            sa, sb = k.commands(k.partition(ga), "toy"), k.commands(k.partition(gb), "toy")
+            await r.xadd(k.game(ga, "events"), {"e": b"garbage"})  # loading game A fails: its command stays pending
+            w = Worker(r, settings, "toy", consumer="w1", min_idle_ms=60_000)
+            rda, rdb = (GroupReader(r, s, w.group, w.consumer) for s in (sa, sb))
+            await c.bus.send(CommandEnvelope(command_id="cmdA", game_id=ga, title="toy", body=Add(n=1), seat=0))
+            await r.xadd(sb, {"c": b"\x00not msgpack"})  # loop B's one entry: parked at once
+            (got_a,) = await ReadGroup([rda]).read()  # loop A has read ...
+            await w.tracker.read(*got_a)
+            if interleave:  # ... and loop B handles a batch of its own meanwhile
+                (got_b,) = await ReadGroup([rdb]).read()
+                await w.tracker.read(*got_b)
+                await w.handle_batches([(sb, [(m, f, 1) for m, f in got_b[1]])])
+            await w.handle_batches([(sa, [(m, f, 1) for m, f in got_a[1]])])
+            (mid, _), = got_a[1]
+            assert [p["message_id"].decode() for p in await r.xpending_range(sa, w.group, "-", "+", 10)] == [mid]
+            assert await r.hget(k.inflight(sa), mid) is not None
+            await r.xdel(sa, mid)  # an operator deletes the stuck entry; another worker reclaims it
+            async with anyio.create_task_group() as tg:
+                rescuer = Worker(r, settings, "toy", consumer="rescuer", min_idle_ms=200, partitions=[k.partition(ga)])
+                await tg.start(rescuer.run)
+                out = await c.bus.wait(ga, "cmdA", timeout=30)
+                tg.cancel_scope.cancel()
+            assert isinstance(out, Rejected) and out.code == "lost", out
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("command", [["demo", "--games", "1"], ["worker", "--title", "toy"], ["projector"],
+                                     ["scenario", "run", "scenarios/none.toml"]])
+def test_a_malformed_read_loops_setting_stops_every_command_that_runs_services_in_one_line(command, monkeypatch):
+    from typer.testing import CliRunner
+
+    from services.cli import app
+
+    monkeypatch.setenv("QUESTHALL_READ_LOOPS", "abc")
+    res = CliRunner().invoke(app, command)
+    assert res.exit_code == 2, res.output
+    assert "QUESTHALL_READ_LOOPS must be an integer >= 1, not 'abc'" in " ".join(res.output.split())
