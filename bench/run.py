@@ -152,9 +152,8 @@ def bench_namespace(base: str = "qh") -> str:
     return f"{base}{random.randrange(1 << 16):04x}" if os.environ.get("REDIS_URL") else base
 
 
-async def xadd_rate(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> float:
-    """Pipelined XADD entries/s of this client on a fresh stream of ``n`` entries (deleted after)."""
-    key = f"{prefix}:raw:{random.randrange(1 << 30)}"
+async def _fill(r: Any, key: str, n: int, batch: int) -> float:
+    """Pipelined XADD entries/s of this client putting ``n`` entries on ``key``, ``batch`` a round trip."""
     payload = {"c": os.urandom(120)}
     t0 = time.perf_counter()
     for i in range(0, n, batch):
@@ -162,7 +161,13 @@ async def xadd_rate(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> f
         for _ in range(min(batch, n - i)):
             pipe.xadd(key, payload)
         await pipe.execute()
-    rate = n / (time.perf_counter() - t0)
+    return n / (time.perf_counter() - t0)
+
+
+async def xadd_rate(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> float:
+    """Pipelined XADD entries/s of this client on a fresh stream of ``n`` entries (deleted after)."""
+    key = f"{prefix}:raw:{random.randrange(1 << 30)}"
+    rate = await _fill(r, key, n, batch)
     await r.delete(key)
     return rate
 
@@ -170,14 +175,7 @@ async def xadd_rate(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> f
 async def raw_rates(r: Any, prefix: str, n: int = 50_000, batch: int = 500) -> tuple[float, float]:
     """(pipelined XADD entries/s, XREADGROUP+XACK entries/s) on one stream of ``n`` entries."""
     key = f"{prefix}:raw:{random.randrange(1 << 30)}"
-    payload = {"c": os.urandom(120)}
-    t0 = time.perf_counter()
-    for i in range(0, n, batch):
-        pipe = r.pipeline(transaction=False)
-        for _ in range(min(batch, n - i)):
-            pipe.xadd(key, payload)
-        await pipe.execute()
-    xadd = n / (time.perf_counter() - t0)
+    xadd = await _fill(r, key, n, batch)
     await r.xgroup_create(key, "g", id="0")
     got = 0
     t0 = time.perf_counter()

@@ -51,6 +51,27 @@ def gateway(redis_url: str) -> Iterator[Running]:
     yield from run_gateway(settings, make_config())
 
 
+async def finished_bus_game(s: Settings, seed: int) -> str:
+    """An Orion Duel bot game played to its end on the bus (not the gateway, whose create limit a
+    test may have spent), its read models projected; returns its id."""
+    import random
+
+    from services.adapters.client import BusClient
+    from services.adapters.redis_store import connect
+    from services.local.demo import TitleStats
+    from services.local.demo import play_bot_game as bus_game
+
+    r = connect(s.url)
+    try:
+        c, stats = BusClient(r, s), TitleStats()
+        await bus_game(c, "orion_duel", 2, random.Random(seed), stats)
+        gid = stats.game_ids[0]
+        await c.wait_projected(gid, int(await r.hget(s.keys.game(gid, "meta"), "version")))
+        return gid
+    finally:
+        await r.aclose()
+
+
 def strings(obj):
     """Every string anywhere in a JSON-like value (for leak checks)."""
     if isinstance(obj, str):

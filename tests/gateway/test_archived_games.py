@@ -4,33 +4,15 @@ again once it is restored (real Redis, real gateway, real sockets)."""
 
 from __future__ import annotations
 
-import random
-
 import anyio
 import pytest
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
-from services.adapters.client import BusClient
 from services.adapters.redis_store import connect
 from services.audit.archive import archive, restore
 from services.sdk import Gateway, GatewayError
-
-
-async def _finished_game(s) -> str:
-    """An Orion Duel played to its end on the bus, its read models projected."""
-    from services.local.demo import TitleStats
-    from services.local.demo import play_bot_game as bus_game
-
-    r = connect(s.url)
-    try:
-        c, stats = BusClient(r, s), TitleStats()
-        await bus_game(c, "orion_duel", 2, random.Random(5), stats)
-        gid = stats.game_ids[0]
-        await c.wait_projected(gid, int(await r.hget(s.keys.game(gid, "meta"), "version")))
-        return gid
-    finally:
-        await r.aclose()
+from tests.gateway.conftest import finished_bus_game
 
 
 async def _code(call) -> tuple[int, str]:
@@ -43,7 +25,7 @@ def test_a_game_archived_under_a_warm_gateway_is_gone_there_too_and_back_once_re
     s = gateway.settings
 
     async def main():
-        gid = await _finished_game(s)
+        gid = await finished_bus_game(s, 5)
         async with Gateway(gateway.url) as gw:
             view = await gw.spectator_view(gid)  # the gateway caches the game's title
             assert view["status"] == "finished"

@@ -19,7 +19,7 @@ from services.adapters.client import BusClient
 from services.adapters.redis_store import GroupReader, Settings, connect
 from services.cli import app
 from services.sdk import Gateway, GatewayError, play_bot_game
-from tests.gateway.conftest import Running, make_config, run_gateway
+from tests.gateway.conftest import Running, finished_bus_game, make_config, run_gateway
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -173,7 +173,6 @@ def test_deployments_set_the_keys_from_a_secret():
 
 
 def test_finished_games_are_archived_and_restored_byte_for_byte(tight, monkeypatch):
-    import random
 
     from services.audit.archive import archive_key, game_bytes
     from services.kernel import get_title
@@ -194,15 +193,9 @@ def test_finished_games_are_archived_and_restored_byte_for_byte(tight, monkeypat
         return out
 
     async def play():  # on the bus (the gateway's create limit is spent by another test)
-        from services.local.demo import TitleStats
-        from services.local.demo import play_bot_game as bus_game
-
+        gid = await finished_bus_game(s, 11)
         r = connect(s.url)
         try:
-            c, stats = BusClient(r, s), TitleStats()
-            await bus_game(c, "orion_duel", 2, random.Random(11), stats)
-            gid = stats.game_ids[0]
-            await c.wait_projected(gid, int(await r.hget(s.keys.game(gid, "meta"), "version")))
             # the projection that ended it settles it (its streams packed into one record) right
             # after the read models are applied: compare from the settled form on (the packing
             # landed between "before" and the archive in 1 of 2 runs)
