@@ -102,7 +102,8 @@ async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms
     """Serve ``rd`` until cancelled, entry by entry (see the module docstring). ``beats[stream]``
     is the liveness beat.
 
-    ``faults``: test hook; ``hang_after_read`` hangs while holding the entries just read.
+    ``faults``: test hook; ``hang_after_read`` hangs while holding the entries just read (this
+    loop: a process's other read loops go on until they read entries of their own).
     ``tracker``: hooks around handling (:class:`Tracker`); ``inflight``: the in-flight index
     cleaned when the stream is trimmed. ``trim``: True trims below the one group's needs
     (command streams), ``"groups"`` below every group's (partition logs), every 60 s.
