@@ -80,9 +80,9 @@ def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its
             sent = []
             real = w._run_plan
 
-            async def counted(plan, failed, *streams):
+            async def counted(plan, failed):
                 sent.append(len(plan))
-                return await real(plan, failed, *streams)
+                return await real(plan, failed)
 
             w._run_plan = counted  # type: ignore[method-assign]
             async with anyio.create_task_group() as tg:

@@ -449,16 +449,18 @@ class GatewayService:
                 del self._title_reads[game_id]
                 pending.set_result(None)
             if raw is None:
-                raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+                raise self.gone(game_id)
             t = raw.decode()
             self._titles[game_id] = t
             while len(self._titles) > 100_000:
                 self._titles.popitem(last=False)
         return t
 
-    def forget_title(self, game_id: str) -> None:
-        """Drop the cached title of ``game_id`` (its game was archived: :meth:`title_of` reads again)."""
+    def gone(self, game_id: str) -> ApiError:
+        """The 404 ``game_not_found`` of ``game_id``, its cached title forgotten (its game was
+        archived since, or never existed: :meth:`title_of` reads again)."""
         self._titles.pop(game_id, None)
+        return ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
 
     async def _not_gone(self, game_id: str) -> None:
         """On a read that found nothing (a view, a lobby entry, a projection waited for): raise
@@ -469,8 +471,7 @@ class GatewayService:
             await self.title_of(game_id)
             return
         if await self.r.hget(self.keys.game(game_id, "meta"), "title") is None:
-            self.forget_title(game_id)
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+            raise self.gone(game_id)
 
     async def submit(self, title: str, game_id: str, body: Command, seat: int | None, *, client_id: str | None = None,
                      expected_version: int | None = None, player: str | None = None, join: bool = False,
@@ -730,7 +731,7 @@ class GatewayService:
         self.check_game_id(game_id)
         version, h = await self.r.hmget(self.keys.game(game_id, "meta"), ["version", "hash"])
         if version is None:
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+            raise self.gone(game_id)
         v, hh = int(version), (h or b"").decode()
         return Head(game_id=game_id, version=v, head_hash=hh, receipt=self.receipt(game_id, v, hh))
 
@@ -774,8 +775,7 @@ class GatewayService:
         try:
             rows = await feeds.read(self.r, self.keys, game_id, seat, after, limit, strict=True)
         except feeds.GameGone:  # archived since its title was cached here
-            self.forget_title(game_id)
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.") from None
+            raise self.gone(game_id) from None
         return b"[" + b",".join(b for _, b in rows) + b"]"
 
     async def lobby(self, title: str | None, status: str, limit: int) -> list[LobbyGame]:

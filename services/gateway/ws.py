@@ -122,8 +122,8 @@ class _Pusher:
                 return False
         snap = await self.gw.changes.snapshot(self.game_id, self.seat, self.cursor)
         if snap.gone:  # archived: as a gateway that never saw the game would answer (its title cache forgets it)
-            self.gw.forget_title(self.game_id)
-            await self.socket.close(4404, f"game_not_found: There is no game {self.game_id!r}."[:120])
+            exc = self.gw.gone(self.game_id)
+            await self.socket.close(CLOSE_FOR_STATUS[exc.status], f"{exc.code}: {exc.message}"[:120])
             return False
         rows = snap.rows
         if self.first_snap and snap.view is not None and snap.settled and snap.w < self.since:

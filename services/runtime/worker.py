@@ -258,7 +258,7 @@ class Worker:
         # pipeline, so a command of it left pending could not be answered `lost`: a breaker's finding)
         streams = frozenset(stream for stream, _ in batches)
         if jobs:
-            await self._decide_batch(jobs, failed, streams)
+            await self._decide_batch(jobs, failed)
         left = {s: self.to_index.pop(s) for s in streams if s in self.to_index}
         if left:  # no pipeline of scripts went: only the entries left pending need their records
             keep = {s: {m: rec for m, rec in recs.items() if (s, m) in failed} for s, recs in left.items()}
@@ -367,7 +367,7 @@ class Worker:
                     tg.start_soon(load, gid)
         return out
 
-    async def _decide_batch(self, jobs: list[_Job], failed: set[tuple[str, str]], streams: frozenset[str]) -> None:
+    async def _decide_batch(self, jobs: list[_Job], failed: set[tuple[str, str]]) -> None:
         by_game: dict[str, list[_Job]] = {}
         for job in jobs:
             by_game.setdefault(job.cmd.game_id, []).append(job)
@@ -405,7 +405,7 @@ class Worker:
                     plan.append(step)
                     if step.after is not None:
                         game, seed = step.after, step.seed
-            by_game = await self._run_plan(plan, failed, streams)
+            by_game = await self._run_plan(plan, failed)
         for gjobs in by_game.values():
             for job in gjobs:
                 await self._refuse_now(job.stream, job.mid, job.cmd, job.inbox, "busy",
@@ -459,18 +459,17 @@ class Worker:
         return _Step(job=job, sha=self.store._reject.sha, script=scripts.REJECT, keys=keys, args=args,
                      before=None, after=None, seed=None, code=code)
 
-    async def _run_plan(self, plan: list[_Step], failed: set[tuple[str, str]], streams: frozenset[str]
-                        ) -> dict[str, list[_Job]]:
+    async def _run_plan(self, plan: list[_Step], failed: set[tuple[str, str]]) -> dict[str, list[_Job]]:
         """Run the plan's scripts in one pipeline; returns the jobs to decide again, by game.
 
         The pipeline first deletes the in-flight records of the commands handled before (by any
-        read loop) and writes those of the commands just read from ``streams`` (the batch's:
-        before any of their scripts runs; another loop's stay for its own pipeline)."""
+        read loop) and writes those of the commands just read from the plan's streams (the batch's:
+        before any of their scripts runs; another read loop's stay for its own pipeline)."""
         if not plan:
             return {}
         half = "half_pipeline" in self.faults and len(plan) > 1
         unindex, self.unindex = self.unindex, {}  # the records of the commands handled before
-        index = {st: self.to_index.pop(st) for st in streams if st in self.to_index}
+        index = {s: self.to_index.pop(s) for s in {st.job.stream for st in plan} if s in self.to_index}
         commands: list[tuple[Any, ...]] = [("HDEL", self.keys.inflight(s), *ids) for s, ids in unindex.items()]
         for s, recs in index.items():
             commands.append(("HSET", self.keys.inflight(s), *[x for kv in recs.items() for x in kv]))
