@@ -236,14 +236,17 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
 
 def _check_read_loops() -> None:
     """Stop a command that runs workers or projectors (a service, ``serve``, ``demo``, ``scenario
-    run``) at once if ``QUESTHALL_READ_LOOPS`` is malformed: typer.BadParameter naming it (exit 2),
-    not a traceback from the first read loop."""
-    from services.runtime.consumer import read_loops
+    run``) at once if ``QUESTHALL_READ_LOOPS`` or ``QUESTHALL_PROJECTOR_READ_LOOPS`` is malformed:
+    one line on stderr naming it (``questhall: <setting> must be ...``), exit 2, not a traceback
+    from the first read loop."""
+    from services.runtime.consumer import READ_LOOPS, read_loops
 
     try:
-        read_loops()
+        for role in READ_LOOPS:
+            read_loops(role)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        typer.echo(f"questhall: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 GC_THRESHOLD = (50_000, 20, 20)

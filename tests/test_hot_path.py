@@ -53,13 +53,21 @@ def test_read_loops_deal_the_partitions_round_robin(settings, monkeypatch):
         ["s0", "s3", "s6"], ["s1", "s4", "s7"], ["s2", "s5"]]
     assert len(read_groups(r, readers[:1], 2)) == 1  # never more loops than streams
     monkeypatch.delenv("QUESTHALL_READ_LOOPS", raising=False)
-    assert read_loops() == 2 and len(read_groups(r, readers)) == 2
-    monkeypatch.setenv("QUESTHALL_READ_LOOPS", "4")
-    assert len(read_groups(r, readers)) == 4
-    for bad in ("0", "two", "-1"):
-        monkeypatch.setenv("QUESTHALL_READ_LOOPS", bad)
-        with pytest.raises(ValueError, match="QUESTHALL_READ_LOOPS"):
-            read_loops()
+    monkeypatch.delenv("QUESTHALL_PROJECTOR_READ_LOOPS", raising=False)
+    assert read_loops() == 4 and len(read_groups(r, readers)) == 4
+    assert read_loops("projector") == 1 and len(read_groups(r, readers, role="projector")) == 1
+    monkeypatch.setenv("QUESTHALL_READ_LOOPS", "2")
+    assert len(read_groups(r, readers)) == 2
+    assert len(read_groups(r, readers, role="projector")) == 1  # each role has its own setting
+    monkeypatch.setenv("QUESTHALL_PROJECTOR_READ_LOOPS", " 3 ")
+    assert len(read_groups(r, readers, role="projector")) == 3 and len(read_groups(r, readers)) == 2
+    for name, role in (("QUESTHALL_READ_LOOPS", "worker"), ("QUESTHALL_PROJECTOR_READ_LOOPS", "projector")):
+        for bad in ("0", "two", "-1"):
+            monkeypatch.setenv(name, bad)
+            with pytest.raises(ValueError, match=name):
+                read_loops(role)
+        monkeypatch.setenv(name, "")
+        assert read_loops(role) == (4 if role == "worker" else 1)  # blank: the default
 
 
 @pytest.mark.parametrize("loops", [1, 2])
@@ -96,6 +104,46 @@ def test_a_batch_over_every_partition_is_one_pipeline_and_every_command_gets_its
             for i in range(0, len(envs), 3):  # each game's commands in stream order, one version each
                 first = outs[i].version
                 assert [o.version for o in outs[i:i + 3]] == [first, first + 1, first + 2]
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("loops", [None, 2])
+def test_a_projector_reads_every_partition_log_in_its_read_loops_and_projects_every_game(settings, monkeypatch, loops):
+    """QUESTHALL_PROJECTOR_READ_LOOPS: one loop by default, each loop one read over its share of
+    the partition logs; every game's read models reach its last version either way."""
+    from services.runtime.projector import Projector
+
+    if loops is None:
+        monkeypatch.delenv("QUESTHALL_PROJECTOR_READ_LOOPS", raising=False)
+    else:
+        monkeypatch.setenv("QUESTHALL_PROJECTOR_READ_LOOPS", str(loops))
+    monkeypatch.setenv("QUESTHALL_READ_LOOPS", "3")  # the worker's setting is not the projector's
+
+    async def main():
+        k = settings.keys
+        async with bus_client(settings) as (r, c):
+            games = await setup_toy(settings, r, c, [ids[0] for ids in ids_by_partition(settings, "pl")])
+            p = Projector(r, settings, consumer="one")
+            reads = []
+            real = p.apply_batches
+
+            async def counted(batches):
+                reads.append(sorted(stream for stream, _ in batches))
+                return await real(batches)
+
+            p.apply_batches = counted  # type: ignore[method-assign]
+            async with anyio.create_task_group() as tg:
+                await tg.start(p.run)
+                for gid, version in games:
+                    with anyio.fail_after(30):
+                        while int(await r.get(k.rm(gid, "applied")) or 0) < version:
+                            await anyio.sleep(0.02)
+                tg.cancel_scope.cancel()
+            logs = sorted(k.log(q) for q in range(settings.partitions))
+            first = reads[:loops or 1]  # every log had entries before the projector started
+            assert sorted(s for read in first for s in read) == logs
+            assert len(first) == (loops or 1) and all(first)
 
     anyio.run(main)
 
@@ -258,14 +306,15 @@ def test_a_read_loop_leaves_the_in_flight_records_another_loop_read_for_that_loo
     anyio.run(main)
 
 
+@pytest.mark.parametrize("setting", ["QUESTHALL_READ_LOOPS", "QUESTHALL_PROJECTOR_READ_LOOPS"])
 @pytest.mark.parametrize("command", [["demo", "--games", "1"], ["worker", "--title", "toy"], ["projector"],
                                      ["scenario", "run", "scenarios/none.toml"]])
-def test_a_malformed_read_loops_setting_stops_every_command_that_runs_services_in_one_line(command, monkeypatch):
+def test_a_malformed_read_loops_setting_stops_every_command_that_runs_services_in_one_line(command, setting, monkeypatch):
     from typer.testing import CliRunner
 
     from services.cli import app
 
-    monkeypatch.setenv("QUESTHALL_READ_LOOPS", "abc")
+    monkeypatch.setenv(setting, "abc")
     res = CliRunner().invoke(app, command)
     assert res.exit_code == 2, res.output
-    assert "QUESTHALL_READ_LOOPS must be an integer >= 1, not 'abc'" in " ".join(res.output.split())
+    assert res.output.splitlines()[-1] == f"questhall: {setting} must be an integer >= 1, not 'abc'", res.output

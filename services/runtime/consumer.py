@@ -3,8 +3,9 @@
 :func:`consume` serves one stream of one consumer group until cancelled, entry by entry;
 :func:`consume_batches` serves several streams of one group with one ``XREADGROUP`` over all
 of them and hands each read to the service as one batch (the worker and the projector, which
-run one such loop for each group of :func:`read_groups`: ``QUESTHALL_READ_LOOPS`` loops on one
-Redis, 2 by default; one a stream on Redis Cluster). Each reclaims pending
+run one such loop for each group of :func:`read_groups`: on one Redis, a worker 4 by default
+(``QUESTHALL_READ_LOOPS``), a projector 1 (``QUESTHALL_PROJECTOR_READ_LOOPS``); one a stream on
+Redis Cluster). Each reclaims pending
 entries idle longer than ``min_idle_ms`` (every ``min_idle_ms / 2``), reaps idle consumers that
 hold no pending entry and trims acknowledged entries (every 60 s, where asked), reads new
 entries (blocking shorter than the socket timeout) and hands them on. A connection
@@ -143,39 +144,52 @@ A batch holds what was there, so this only matters under load: in the closed loo
 (``bench.run --only e2e``, 2026-12-04) 128 beat 64 in four runs out of four, each beside the
 other (7,265-8,430 against 5,974-7,814 commands/s); 256 was no steadier."""
 
-READ_LOOPS = 2
-"""Read loops a worker or projector process runs on one Redis (``QUESTHALL_READ_LOOPS``)."""
+READ_LOOPS = {"worker": 4, "projector": 1}
+"""Read loops a worker or a projector process runs on one Redis by default (settings:
+:data:`READ_LOOPS_SETTING`)."""
+
+READ_LOOPS_SETTING = {"worker": "QUESTHALL_READ_LOOPS", "projector": "QUESTHALL_PROJECTOR_READ_LOOPS"}
+"""The environment variable that sets each role's read loops."""
 
 
-def read_loops() -> int:
-    """``QUESTHALL_READ_LOOPS`` (default :data:`READ_LOOPS`, 2): how many read loops a worker or a
-    projector process runs over its partitions on one Redis. Its partitions are dealt among them
-    round robin; each loop reads its share in one ``XREADGROUP`` and handles the read as a batch,
-    so one loop decides (or folds) while another's pipeline is in Redis. Measured in the closed
-    loop of 1,000 games (``bench.run --only e2e``, 2026-12-04): the processes' summed CPU share
-    went from ~1.6 to ~1.78 of the machine's 2 cores with 2 loops; 4 was no better. Each loop holds
-    one Redis connection while it blocks. Raises ValueError naming the variable for a value that
-    is not an integer >= 1."""
-    raw = os.environ.get("QUESTHALL_READ_LOOPS", "").strip()
+def read_loops(role: str = "worker") -> int:
+    """How many read loops a ``role`` (``worker`` or ``projector``) process runs over its
+    partitions on one Redis: ``QUESTHALL_READ_LOOPS`` for a worker (default 4),
+    ``QUESTHALL_PROJECTOR_READ_LOOPS`` for a projector (default 1). Its partitions are dealt
+    among them round robin; each loop reads its share in one ``XREADGROUP`` and handles the read
+    as a batch, so one loop decides while another's pipeline is in Redis. Each loop holds one
+    Redis connection while it blocks.
+
+    Measured in the closed loop of 1,000 games (``bench.run --only e2e``, runs beside each other;
+    docs/architecture.md "Read loops"): a projector is off a command's path to its outcome, and
+    one loop reads bigger batches (0.027-0.029 ms of projector CPU a command against
+    0.029-0.033 with 2; 10,472-11,363 commands/s against 10,273-11,220, five runs out of five);
+    with the projector at one loop, a worker's 4 beat 3 and 2 in three runs out of three
+    (11,800-12,453 commands/s against 11,269-11,527 and 10,427-11,466), and 6 or 8 were no
+    steadier (2026-12-05). Raises ValueError naming the variable for a value that is not
+    an integer >= 1; KeyError for another role."""
+    name = READ_LOOPS_SETTING[role]
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return READ_LOOPS
+        return READ_LOOPS[role]
     try:
         n = int(raw)
     except ValueError:
         n = 0
     if n < 1:
-        raise ValueError(f"QUESTHALL_READ_LOOPS must be an integer >= 1, not {raw!r}")
+        raise ValueError(f"{name} must be an integer >= 1, not {raw!r}")
     return n
 
 
-def read_groups(r: Any, readers: list[GroupReader], loops: int | None = None) -> list[list[GroupReader]]:
+def read_groups(r: Any, readers: list[GroupReader], loops: int | None = None, role: str = "worker"
+                ) -> list[list[GroupReader]]:
     """How ``readers`` are read, one read loop a group: on a single Redis, ``loops`` groups
-    (default :func:`read_loops`; at most one a reader) taking the readers round robin, each read
+    (default :func:`read_loops` of ``role``; at most one a reader) taking the readers round robin, each read
     in one ``XREADGROUP``; on Redis Cluster one a reader (a multi-stream read must stay within one
     slot, and every partition has its own)."""
     if hasattr(r, "get_nodes") or len(readers) <= 1:  # a cluster client
         return [[rd] for rd in readers]
-    k = min(read_loops() if loops is None else loops, len(readers))
+    k = min(read_loops(role) if loops is None else loops, len(readers))
     return [list(readers[i::k]) for i in range(k)]
 
 

@@ -110,7 +110,7 @@ class Projector:
         readers = [GroupReader(self.r, self.keys.log(p), GROUP, self.consumer, count=READ_COUNT) for p in self.partitions]
         for rd in readers:
             await retry_connection(rd.ensure_group)
-        groups = read_groups(self.r, readers)
+        groups = read_groups(self.r, readers, role="projector")
         log.info("projector_started", consumer=self.consumer, partitions=len(readers), reads=len(groups))
         async with anyio.create_task_group() as tg:
             for group in groups:
