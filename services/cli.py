@@ -651,7 +651,9 @@ def demo(games: Annotated[int | None, typer.Option(help="Games per title (defaul
          concurrency: Annotated[int, typer.Option(help="Games played at once per title.")] = 4,
          seed: Annotated[int, typer.Option(help="Seed of the bots' choices.")] = 0,
          keep: Annotated[bool, typer.Option(help="Keep the demo's games (its namespace) afterwards.")] = False) -> None:
-    """The main job: bot games of every title through the bus, then replay/rebuild checks and a table."""
+    """The main job: bot games of every title (most through the bus, every 4th through the gateway
+    with the SDK, and per title one game of server bot seats and one the clock plays), then the
+    replay, rebuild and audit checks and a table."""
     logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
     _check_read_loops()
     from services.local.demo import run_demo

@@ -332,9 +332,9 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
     stale = sum(stats[n].stale for n in names)
     console.print("games: the bot games of each title this run plays (the progress bars count them; 1 in "
                   f"{SDK_SHARE} through the gateway) plus the games the server plays alone (bots+clock). rejected: the one "
-                  "deliberate out-of-turn command of each bus game"
-                  + (f", and the refusals stale_version of gateway games, {stale} in all (a seat's command named the version "
-                     "another seat's command had just moved past, as when seats choose at once; its bot decided "
+                  "deliberate out-of-turn command of each bus game, plus every bot move a game refused"
+                  + (f" (among them the refusals stale_version of gateway games, {stale} in all: a seat's command named the "
+                     "version another seat's command had just moved past, as when seats choose at once; its bot decided "
                      "again)" if stale else "") + ".", markup=False, highlight=False)
     for name in names:
         for f in stats[name].failures[:10]:
