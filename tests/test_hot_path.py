@@ -9,7 +9,7 @@ import pytest
 import uvloop
 from redis.exceptions import NoScriptError, ResponseError
 
-from schemas.envelope import Accepted, CommandEnvelope
+from schemas.envelope import Accepted, CommandEnvelope, Rejected
 from services.adapters.pipeline import send_all
 from services.adapters.redis_store import GroupReader, connect
 from services.runtime.consumer import ReadGroup, read_groups, read_loops
@@ -171,6 +171,50 @@ def test_a_command_left_pending_by_a_failed_handling_keeps_its_in_flight_record(
             assert await rd.pending_count() == 1  # failed: left pending (reclaimed, parked after 5 tries)
             rec = await r.hget(k.inflight(stream), mid)
             assert rec is not None and msgspec.msgpack.decode(rec) == [gid, "kept", "i-test"]
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("loops", [1, 8])
+def test_through_the_read_loop_a_command_left_pending_keeps_its_record_and_its_caller_is_answered_lost(
+        settings, monkeypatch, loops):
+    """The read loop's ``done`` takes every id of the batch: the records of commands left pending
+    (handling failed) stay, so once such an entry is deleted behind the group's back its caller is
+    still answered ``lost`` (a breaker's finding: the loop deleted them with the handled ones)."""
+    monkeypatch.setenv("QUESTHALL_READ_LOOPS", str(loops))
+
+    async def main():
+        k = settings.keys
+        async with bus_client(settings) as (r, c):
+            (ga, va), (gb, _) = await setup_toy(settings, r, c, ids_by_partition(settings, "lp", each=2)[0])
+            key = k.game(ga, "events")  # an event no code can read: loading game A fails (CorruptEvent)
+            (_, fields), = await r.xrange(key, f"{va}-0", f"{va}-0")
+            data = msgspec.msgpack.decode(fields[b"e"])
+            data["body"]["type"] = "toy.unheard_of"
+            await r.xadd(key, {"e": msgspec.msgpack.encode(data)}, id=f"{va + 1}-0")
+            stream = k.commands(k.partition(ga), "toy")
+            async with anyio.create_task_group() as tg:
+                w = Worker(r, settings, "toy", consumer="w1", min_idle_ms=60_000)  # never reclaims it itself
+                await tg.start(w.run)
+                await c.bus.send(CommandEnvelope(command_id="cmdA", game_id=ga, title="toy", body=Add(n=1), seat=0))
+                with anyio.fail_after(20):
+                    while not await r.hlen(k.failures(stream)):
+                        await anyio.sleep(0.02)
+                (p,) = await r.xpending_range(stream, w.group, "-", "+", 10)
+                mid = p["message_id"].decode()
+                # a later batch on the same stream: its pipeline deletes the records of the commands handled before
+                out = await c.submit("toy", gb, Add(n=1), 0)
+                assert isinstance(out, Accepted), out
+                rec = await r.hget(k.inflight(stream), mid)
+                tg.cancel_scope.cancel()
+            assert rec is not None and msgspec.msgpack.decode(rec)[:2] == [ga, "cmdA"]
+            await r.xdel(stream, mid)  # an operator deletes the stuck entry; another worker reclaims it
+            async with anyio.create_task_group() as tg:
+                rescuer = Worker(r, settings, "toy", consumer="rescuer", min_idle_ms=200, partitions=[k.partition(ga)])
+                await tg.start(rescuer.run)
+                out = await c.bus.wait(ga, "cmdA", timeout=30)
+                tg.cancel_scope.cancel()
+            assert isinstance(out, Rejected) and out.code == "lost", out
 
     anyio.run(main)
 

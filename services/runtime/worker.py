@@ -126,6 +126,9 @@ class Worker:
         self.to_index: dict[str, dict[str, bytes]] = {}
         """Per command stream: in-flight records of commands just read, written first in the pipeline
         of their scripts (no round trip of their own)."""
+        self.left_pending: dict[str, set[str]] = {}
+        """Per command stream: the message ids of its last handled batch whose handling failed (left
+        pending): the read loop's ``done`` keeps their in-flight records."""
         self.tracker = _InFlight(self)
 
     # -- running ----------------------------------------------------------------------------
@@ -266,6 +269,10 @@ class Worker:
                 if recs:
                     await self.r.hset(self.keys.inflight(s), mapping=recs)
         for stream, entries in batches:
+            # the read loop calls the tracker's done with every id of the batch next: a command left
+            # pending keeps its record (deleting it with the handled ones meant that, once its entry
+            # was deleted behind the group's back, its caller was never answered `lost`: a breaker's finding)
+            self.left_pending[stream] = {mid for s, mid in failed if s == stream}
             done = [mid for mid, _, d in entries if d > 1 and (stream, mid) not in failed and (stream, mid) not in parked]
             if done:  # handled after earlier failures: their error records go
                 await self.r.hdel(self.keys.failures(stream), *done, *[f"{mid}:n" for mid in done])
@@ -588,7 +595,11 @@ class _InFlight(Tracker):
 
     async def done(self, rd: GroupReader, ids: list[str]) -> None:
         # deleted with the stream's next pipeline of scripts (no round trip of its own), or
-        # when a read finds nothing; a record of a handled command is harmless meanwhile
+        # when a read finds nothing; a record of a handled command is harmless meanwhile. The
+        # records of the batch's commands left pending (handling failed) stay.
+        pending = self.worker.left_pending.pop(rd.stream, None)
+        if pending:
+            ids = [mid for mid in ids if mid not in pending]
         left = self.worker.unindex.setdefault(rd.stream, [])
         left += ids
         if len(left) >= UNINDEX_MAX:
