@@ -179,3 +179,49 @@ def test_a_finished_game_of_every_title_keeps_a_bounded_key_set(settings, title)
         assert after == before and verdict.status == "valid", (title, verdict)  # restored byte for byte
 
     anyio.run(main)
+
+
+def test_retries_of_more_packed_games_than_the_record_cache_holds_in_one_batch_get_their_first_outcome(settings):
+    """A breaker's finding: the worker read the packed records of a batch's ended games into the
+    process's cache (``ended.CACHE_GAMES`` games, shared by its read loops) and looked each retry up
+    there afterwards; with more games than that, records were pushed out in between, and a retry of
+    an accepted command whose stored outcome had expired was decided a second time (``game_over``)."""
+    from schemas.envelope import CommandEnvelope
+    from services.adapters.redis_store import connect
+    from services.runtime.worker import Worker
+
+    async def main():
+        k = settings.keys
+        r = connect(settings.url)
+        c = BusClient(r, settings)
+        ids = [g for g in (f"pe{i}" for i in range(100_000)) if k.partition(g) == 0][:ended.CACHE_GAMES + 6]
+        firsts = []
+        try:
+            async with services_running(settings, titles=["toy"], projector=False, r=r):
+                for gid in ids:
+                    await c.setup("toy", 1, {"target": 1}, game_id=gid)
+                    out = await c.submit("toy", gid, Add(n=1), 0, command_id=f"x{gid}")
+                    assert isinstance(out, Accepted) and out.events > 1, out  # the game ended
+                    firsts.append(out)
+            p = Projector(r, settings, consumer="t")
+            for gid, out in zip(ids, firsts, strict=True):
+                await p.apply(gid, "toy", out.version)
+                assert await ended.is_settled(r, k, gid)
+                await r.delete(k.outcome(gid, out.command_id))  # as if its grace had passed
+            ended._cache.clear()
+            async with r.pipeline(transaction=False) as pipe:  # every retry on the stream: one batch
+                for gid in ids:
+                    env = CommandEnvelope(command_id=f"x{gid}", game_id=gid, title="toy", body=Add(n=1), seat=0)
+                    pipe.xadd(k.commands(k.partition(gid), "toy"), {"c": msgspec.msgpack.encode(env)})
+                await pipe.execute()
+            async with anyio.create_task_group() as tg:
+                await tg.start(Worker(r, settings, "toy", consumer="retry").run)
+                got = [await c.bus.wait(gid, f"x{gid}", timeout=30) for gid in ids]
+                tg.cancel_scope.cancel()
+            bad = [(f, g) for f, g in zip(firsts, got, strict=True) if f != g]
+            assert not bad, f"{len(bad)} of {len(ids)} retries got a second decision, e.g. {bad[0]}"
+        finally:
+            await c.bus.aclose()
+            await r.aclose()
+
+    anyio.run(main)

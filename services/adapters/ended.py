@@ -228,24 +228,32 @@ def derive_outcomes(game_id: str, un: Unpacked) -> dict[str, bytes]:
     return out
 
 
-async def prime(r: Any, keys: Keys, game_ids: list[str]) -> None:
-    """Read the packed records of these (ended) games into this process's cache, or drop what
-    it held of a game that has none (archived): :func:`first_outcome` answers from it."""
+async def prime(r: Any, keys: Keys, game_ids: list[str]) -> dict[str, Unpacked]:
+    """The packed records of these (ended) games, by game id (a game with none, e.g. archived,
+    is left out; a record read before is taken from this process's cache): what
+    :func:`first_outcome` answers from. Returned, not only cached: the cache holds
+    :data:`CACHE_GAMES` games and is shared by every read loop of the process, so a record read
+    here could be pushed out before it was asked (a breaker's finding: a retry of an accepted
+    command of a packed game whose stored outcome had expired was decided a second time)."""
+    out: dict[str, Unpacked] = {}
     for gid in game_ids:
-        if await _unpacked(r, keys, gid) is None:
+        got = await _unpacked(r, keys, gid)
+        if got is None:
             _cache.pop((keys.ns, gid), None)
+        else:
+            out[gid] = got
+    return out
 
 
-def first_outcome(keys: Keys, game_id: str, command_id: str) -> Any:
+def first_outcome(records: dict[str, Unpacked], game_id: str, command_id: str) -> Any:
     """The first outcome (``Accepted``) of ``command_id`` if it is an accepted command of a packed
-    game :func:`prime` read (derived from the record: the bytes the worker stored), else None.
-    A retry of it after its stored outcome expired gets this, never a second decision."""
+    game of ``records`` (:func:`prime`'s; derived from the record: the bytes the worker stored),
+    else None. A retry of it after its stored outcome expired gets this, never a second decision."""
     from services.adapters.redis_store import decode_outcome
 
-    hit = _cache.get((keys.ns, game_id))
-    if hit is None:
+    un = records.get(game_id)
+    if un is None:
         return None
-    un = hit[1]
     if un.outcomes is None:
         un.outcomes = derive_outcomes(game_id, un)
     raw = un.outcomes.get(command_id)

@@ -387,8 +387,8 @@ class Worker:
             creates = {g for g, js in by_game.items() if isinstance(js[0].cmd.body, CreateGame)} if not attempt else set()
             states = await self._states(list(by_game), creates)
             over = [g for g, st in states.items() if isinstance(st, tuple) and st[0].status in ended.ENDED]
-            if over:  # a retry's first outcome may be in its packed record (services/adapters/ended.py)
-                await ended.prime(self.r, self.keys, over)
+            # a retry's first outcome may be in its packed record (services/adapters/ended.py)
+            records = await ended.prime(self.r, self.keys, over) if over else {}
             plan: list[_Step] = []
             for gid, gjobs in by_game.items():
                 st = states[gid]
@@ -403,7 +403,7 @@ class Worker:
                 game, seed = st
                 for job in gjobs:
                     try:
-                        step = self._decide_one(job, game, seed)
+                        step = self._decide_one(job, game, seed, records)
                     except Exception as exc:
                         if is_connection_error(exc):
                             raise
@@ -418,8 +418,10 @@ class Worker:
                 await self._refuse_now(job.stream, job.mid, job.cmd, job.inbox, "busy",
                                        "The game changed too often while the command was decided; send it again.")
 
-    def _decide_one(self, job: _Job, game: lifecycle.Game, seed: bytes | None) -> _Step:
-        """Decide one command on ``game`` (pure): the script call that stores its outcome."""
+    def _decide_one(self, job: _Job, game: lifecycle.Game, seed: bytes | None,
+                    records: dict[str, Any] | None = None) -> _Step:
+        """Decide one command on ``game`` (pure): the script call that stores its outcome.
+        ``records``: the packed records of the batch's ended games (:func:`ended.prime`)."""
         cmd = job.cmd
         if isinstance(cmd.body, CreateGame) and game.version == 0:
             seed = os.urandom(32)  # never a remembered one: the id may be used again after data loss
@@ -433,7 +435,7 @@ class Worker:
         # The time rides in the command: when its stream received it (the entry id's ms), the same
         # for every delivery, so a move sent in time stays in time when a worker gets to it late.
         cmd = msgspec.structs.replace(cmd, received_at=at if at is not None else received_ms(job.mid))
-        first = ended.first_outcome(self.keys, cmd.game_id, cmd.command_id) if game.status in ended.ENDED else None
+        first = ended.first_outcome(records or {}, cmd.game_id, cmd.command_id) if game.status in ended.ENDED else None
         if first is not None:  # an accepted command of an ended game whose stored outcome expired: that one
             return self._reject_step(job, "first_outcome", "", game.version, game.last_hash, first=first)
         try:
