@@ -202,33 +202,44 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
     """Run the async ``main`` of a long-lived service until it ends, or SIGTERM/SIGINT arrives.
 
     Either signal cancels ``main`` (its context managers shut down cleanly, an embedded server
-    is stopped), also where SIGINT is ignored (a background job of a script). Logs which Redis
-    the service uses first (:func:`_log_redis_in_use`).
+    is stopped), also where SIGINT is ignored (a background job of a script). A signal that comes
+    while it shuts down is taken by the same receiver, and once a signal stopped it SIGTERM is
+    ignored until the process exits: ``make serve`` under a process-group SIGTERM gets it twice
+    (from the kill and from make), and the second one killed it half-way (no "Stopped.", the
+    embedded Valkey not shut down; a newcomer's finding). The receiver is open before ``main``
+    starts. Checks the read-loop settings, then
+    logs which Redis the service uses (:func:`_log_redis_in_use`).
     """
     import signal
 
+    _check_read_loops()
     _log_redis_in_use()
+    stopped = False
 
     async def until_signal() -> None:
-        async with anyio.create_task_group() as tg:
-            async def watch() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        nonlocal stopped
+        # the receiver outlives the task group: it holds the signals while main shuts down
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with anyio.create_task_group() as tg:
+                async def watch() -> None:
+                    nonlocal stopped
                     async for _ in signals:
+                        stopped = True
                         tg.cancel_scope.cancel()
-                        return
 
-            tg.start_soon(watch)
-            await main()
-            tg.cancel_scope.cancel()
+                tg.start_soon(watch)
+                await main()
+                tg.cancel_scope.cancel()
 
     prof = _profiler()
     _tune_gc()
-    _check_read_loops()
     try:
         anyio.run(until_signal, **_loop_options(uvloop_default))
     except KeyboardInterrupt:
-        pass
+        stopped = True
     finally:
+        if stopped:  # shutting down: what is left (e.g. stopping an embedded Valkey) is not cut short
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if prof is not None and os.environ.get("QUESTHALL_PROFILE_AT") != "signal":
             prof.disable()
             prof.dump_stats(os.environ["QUESTHALL_PROFILE"])
@@ -504,6 +515,7 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     the gateway's pages. Ctrl-C or SIGTERM stops it: "Stopped." on stderr once every service (and
     an embedded Valkey) has shut down."""
     logs.configure()
+    _check_read_loops()  # before anything starts (an embedded Valkey, the gateway's keys file)
     from services.runtime.serve import services_running
 
     config = None

@@ -284,6 +284,77 @@ def test_serve_says_stopped_after_a_ctrl_c(settings, tmp_path):
     assert not any("gateway_generated_" in ln for ln in [*seen, rest]), "a local serve logs no key warning"
 
 
+_SLOW_STOP = """
+import sys, anyio
+from services.cli import _run_until_stopped
+
+async def main():
+    try:
+        print("ready", flush=True)
+        await anyio.sleep_forever()
+    finally:
+        with anyio.CancelScope(shield=True):  # a shutdown that takes a while (services, an embedded Valkey)
+            print("stopping", flush=True)
+            await anyio.to_thread.run_sync(sys.stdin.readline)
+
+_run_until_stopped(main)
+print("stopped", flush=True)
+"""
+
+
+def test_a_second_sigterm_while_a_service_shuts_down_does_not_cut_it_short():
+    """``make serve`` under a process-group SIGTERM gets two (the kill's and make's): the second,
+    coming while it shut down, killed it half-way (exit 143, no "Stopped.", the embedded Valkey not
+    shut down; a newcomer's finding). Now it is held: the shutdown ends and the process exits 0.
+    (Before, the receiver was opened by a task started beside ``main``: a SIGTERM as soon as
+    ``main`` ran killed the process outright too.)"""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_STOP], cwd=Path(__file__).resolve().parents[1],
+                            env={**os.environ, "QUESTHALL_LOG": "json"}, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    def marker() -> str:  # the script's next line of its own (log lines go to stdout too)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip() in ("ready", "stopping", "stopped"):
+                return line.strip()
+        return "eof"
+
+    try:
+        assert proc.stdin is not None
+        assert marker() == "ready"
+        proc.send_signal(signal.SIGTERM)
+        assert marker() == "stopping"  # the first signal is being acted on
+        proc.send_signal(signal.SIGTERM)
+        proc.stdin.write("go on\n")
+        proc.stdin.flush()
+        assert marker() == "stopped"
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_refuses_a_malformed_read_loops_setting_before_it_starts_anything(tmp_path):
+    """One line, exit 2, and no embedded Valkey started nor gateway keys file written first (a
+    breaker's finding: serve made both, then refused)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env.update({"QUESTHALL_DATA": str(tmp_path / "data"), "QUESTHALL_PROJECTOR_READ_LOOPS": "x"})
+    got = subprocess.run([sys.executable, "-m", "services.cli", "serve", "--port", "0"], cwd=Path(__file__).resolve().parents[1],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.splitlines() == ["questhall: QUESTHALL_PROJECTOR_READ_LOOPS must be an integer >= 1, not 'x'"], got.stderr
+    assert not (tmp_path / "data").exists()
+
+
 def test_every_commands_help_is_plain_text_without_rst_markup():
     """``questhall --help`` and each command's help read as plain text: no RST double backticks
     or roles from the docstrings they are made of."""
