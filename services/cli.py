@@ -658,14 +658,17 @@ def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
 
 
 @app.command()
-def demo(games: Annotated[int | None, typer.Option(help="Games per title (default: about a minute of play).")] = None,
-         seconds: Annotated[float, typer.Option(help="Play time when --games is not given.")] = 60.0,
+def demo(games: Annotated[int | None, typer.Option(help="Bot games per title (default: about a minute of play); each title "
+                                                      "also plays 2 games the server plays alone (bots+clock).")] = None,
+         seconds: Annotated[float, typer.Option(help="When --games is not given: the time in which new games are started, shared "
+                                                     "by the titles in turn (each then finishes the games it has in flight and "
+                                                     "its bots+clock games, so the play takes longer).")] = 60.0,
          concurrency: Annotated[int, typer.Option(help="Games played at once per title.")] = 4,
          seed: Annotated[int, typer.Option(help="Seed of the bots' choices.")] = 0,
          keep: Annotated[bool, typer.Option(help="Keep the demo's games (its namespace) afterwards.")] = False) -> None:
-    """The main job: bot games of every title (most through the bus, every 4th through the gateway
-    with the SDK, and per title one game of server bot seats and one the clock plays), then the
-    replay, rebuild and audit checks and a table."""
+    """The main job: bot games of every title (most through the bus, the 2nd of every 4 through
+    the gateway with the SDK, and per title one game of server bot seats and one the clock plays),
+    then the replay, rebuild and audit checks and a table."""
     logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
     _check_read_loops()
     from services.local.demo import run_demo

@@ -330,12 +330,12 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                       "verified" if rebuild_ok else "FAILED", "valid" if audited else "FAILED")
     console.print(table)
     stale = sum(stats[n].stale for n in names)
-    console.print("games: the bot games of each title this run plays (the progress bars count them; 1 in "
-                  f"{SDK_SHARE} through the gateway) plus the games the server plays alone (bots+clock). rejected: the one "
-                  "deliberate out-of-turn command of each bus game, plus every bot move a game refused"
-                  + (f" (among them the refusals stale_version of gateway games, {stale} in all: a seat's command named the "
+    console.print("games: the bot games of each title this run plays (the progress bars count them; the 2nd of every "
+                  f"{SDK_SHARE}, or the only one, through the gateway) plus the games the server plays alone (bots+clock). "
+                  "rejected: the one deliberate out-of-turn command of each bus game, plus every bot move a game refused"
+                  + (f"; of those, {stale} were stale_version refusals of gateway games (a seat's command named the "
                      "version another seat's command had just moved past, as when seats choose at once; its bot decided "
-                     "again)" if stale else "") + ".", markup=False, highlight=False)
+                     "again)" if stale else "") + ".", markup=False, highlight=False, soft_wrap=True)
     for name in names:
         for f in stats[name].failures[:10]:
             console.print(f"[red]{name}: {f}[/red]")
