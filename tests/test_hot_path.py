@@ -148,16 +148,33 @@ def test_a_projector_reads_every_partition_log_in_its_read_loops_and_projects_ev
     anyio.run(main)
 
 
+async def _unloadable(r, settings, gid: str, version: int) -> None:
+    """Append to game ``gid`` (at ``version``) an event no code can read: loading it fails (CorruptEvent)."""
+    key = settings.keys.game(gid, "events")
+    (_, fields), = await r.xrange(key, f"{version}-0", f"{version}-0")
+    data = msgspec.msgpack.decode(fields[b"e"])
+    data["body"]["type"] = "toy.unheard_of"
+    await r.xadd(key, {"e": msgspec.msgpack.encode(data)}, id=f"{version + 1}-0")
+
+
+async def _answered_lost(r, settings, c, stream: str, mid: str, gid: str, command_id: str) -> None:
+    """An operator deletes the stuck pending entry ``mid``; another worker reclaims it and its
+    caller is answered ``lost`` (from the entry's in-flight record)."""
+    await r.xdel(stream, mid)
+    async with anyio.create_task_group() as tg:
+        rescuer = Worker(r, settings, "toy", consumer="rescuer", min_idle_ms=200, partitions=[settings.keys.partition(gid)])
+        await tg.start(rescuer.run)
+        out = await c.bus.wait(gid, command_id, timeout=30)
+        tg.cancel_scope.cancel()
+    assert isinstance(out, Rejected) and out.code == "lost", out
+
+
 def test_a_command_left_pending_by_a_failed_handling_keeps_its_in_flight_record(settings):
     async def main():
         k = settings.keys
         async with bus_client(settings) as (r, c):
             (gid, v), = await setup_toy(settings, r, c, [None])
-            key = k.game(gid, "events")  # an event no code can read: loading the game fails (CorruptEvent)
-            (_, fields), = await r.xrange(key, f"{v}-0", f"{v}-0")
-            data = msgspec.msgpack.decode(fields[b"e"])
-            data["body"]["type"] = "toy.unheard_of"
-            await r.xadd(key, {"e": msgspec.msgpack.encode(data)}, id=f"{v + 1}-0")
+            await _unloadable(r, settings, gid, v)
             stream = k.commands(k.partition(gid), "toy")
             env = CommandEnvelope(command_id="kept", game_id=gid, title="toy", body=Add(n=1), seat=0)
             await r.xadd(stream, {"c": msgspec.msgpack.encode(env), "r": "i-test"})
@@ -187,11 +204,7 @@ def test_through_the_read_loop_a_command_left_pending_keeps_its_record_and_its_c
         k = settings.keys
         async with bus_client(settings) as (r, c):
             (ga, va), (gb, _) = await setup_toy(settings, r, c, ids_by_partition(settings, "lp", each=2)[0])
-            key = k.game(ga, "events")  # an event no code can read: loading game A fails (CorruptEvent)
-            (_, fields), = await r.xrange(key, f"{va}-0", f"{va}-0")
-            data = msgspec.msgpack.decode(fields[b"e"])
-            data["body"]["type"] = "toy.unheard_of"
-            await r.xadd(key, {"e": msgspec.msgpack.encode(data)}, id=f"{va + 1}-0")
+            await _unloadable(r, settings, ga, va)
             stream = k.commands(k.partition(ga), "toy")
             async with anyio.create_task_group() as tg:
                 w = Worker(r, settings, "toy", consumer="w1", min_idle_ms=60_000)  # never reclaims it itself
@@ -208,13 +221,7 @@ def test_through_the_read_loop_a_command_left_pending_keeps_its_record_and_its_c
                 rec = await r.hget(k.inflight(stream), mid)
                 tg.cancel_scope.cancel()
             assert rec is not None and msgspec.msgpack.decode(rec)[:2] == [ga, "cmdA"]
-            await r.xdel(stream, mid)  # an operator deletes the stuck entry; another worker reclaims it
-            async with anyio.create_task_group() as tg:
-                rescuer = Worker(r, settings, "toy", consumer="rescuer", min_idle_ms=200, partitions=[k.partition(ga)])
-                await tg.start(rescuer.run)
-                out = await c.bus.wait(ga, "cmdA", timeout=30)
-                tg.cancel_scope.cancel()
-            assert isinstance(out, Rejected) and out.code == "lost", out
+            await _answered_lost(r, settings, c, stream, mid, ga, "cmdA")
 
     anyio.run(main)
 
@@ -316,7 +323,6 @@ def test_a_read_loop_leaves_the_in_flight_records_another_loop_read_for_that_loo
     its pipeline. A's records stay A's: its command, left pending by a failed handling, keeps its
     in-flight record, and once the entry is deleted behind the group's back its caller is answered
     ``lost`` (B took every loop's records and A's caller got nothing: a breaker's finding)."""
-    from schemas.envelope import Rejected
 
     async def main():
         k = settings.keys
@@ -339,13 +345,7 @@ def test_a_read_loop_leaves_the_in_flight_records_another_loop_read_for_that_loo
             (mid, _), = got_a[1]
             assert [p["message_id"].decode() for p in await r.xpending_range(sa, w.group, "-", "+", 10)] == [mid]
             assert await r.hget(k.inflight(sa), mid) is not None
-            await r.xdel(sa, mid)  # an operator deletes the stuck entry; another worker reclaims it
-            async with anyio.create_task_group() as tg:
-                rescuer = Worker(r, settings, "toy", consumer="rescuer", min_idle_ms=200, partitions=[k.partition(ga)])
-                await tg.start(rescuer.run)
-                out = await c.bus.wait(ga, "cmdA", timeout=30)
-                tg.cancel_scope.cancel()
-            assert isinstance(out, Rejected) and out.code == "lost", out
+            await _answered_lost(r, settings, c, sa, mid, ga, "cmdA")
 
     anyio.run(main)
 
