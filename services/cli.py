@@ -203,8 +203,9 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
 
     Either signal cancels ``main`` (its context managers shut down cleanly, an embedded server
     is stopped), also where SIGINT is ignored (a background job of a script). A signal that comes
-    while it shuts down is taken by the same receiver, and once a signal stopped it SIGTERM is
-    ignored until the process exits: ``make serve`` under a process-group SIGTERM gets it twice
+    while it shuts down is taken by the same receiver, and once a signal stopped it SIGTERM and
+    SIGINT are ignored until the process exits (what is left is bounded: an embedded Valkey's stop
+    takes at most ~12 s; SIGKILL still ends it): ``make serve`` under a process-group SIGTERM gets it twice
     (from the kill and from make), and the second one killed it half-way (no "Stopped.", the
     embedded Valkey not shut down; a newcomer's finding). The receiver is open before ``main``
     starts. Checks the read-loop settings, then
@@ -239,7 +240,8 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
         stopped = True
     finally:
         if stopped:  # shutting down: what is left (e.g. stopping an embedded Valkey) is not cut short
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # by make's forwarded copy of a group's SIGTERM
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # or by an impatient second Ctrl-C (a breaker's finding)
         if prof is not None and os.environ.get("QUESTHALL_PROFILE_AT") != "signal":
             prof.disable()
             prof.dump_stats(os.environ["QUESTHALL_PROFILE"])
