@@ -155,8 +155,8 @@ READ_LOOPS_SETTING = {"worker": "QUESTHALL_READ_LOOPS", "projector": "QUESTHALL_
 def read_loops(role: str = "worker") -> int:
     """How many read loops a ``role`` (``worker`` or ``projector``) process runs over its
     partitions on one Redis: ``QUESTHALL_READ_LOOPS`` for a worker (default 8: one a partition
-    at the default 8 partitions),
-    ``QUESTHALL_PROJECTOR_READ_LOOPS`` for a projector (default 1). Its partitions are dealt
+    at the default 8 partitions), ``QUESTHALL_PROJECTOR_READ_LOOPS`` for a projector (default
+    1). Its partitions are dealt
     among them round robin; each loop reads its share in one ``XREADGROUP`` and handles the read
     as a batch, so one loop decides while another's pipeline is in Redis. Each loop holds one
     Redis connection while it blocks.
@@ -167,8 +167,10 @@ def read_loops(role: str = "worker") -> int:
     0.029-0.033 with 2; 10,472-11,363 commands/s against 10,273-11,220, five runs out of five);
     with the projector at one loop, a worker's 4 beat 3 and 2 in three runs out of three
     (11,800-12,453 commands/s against 11,269-11,527 and 10,427-11,466), and 8 beat 4 in six
-    runs out of six (by 0.3-8 %: 11,892-13,757 against 11,112-12,769; 2026-12-05). Raises ValueError naming the variable for a value that is not
-    an integer >= 1; KeyError for another role."""
+    runs out of six (by 0.3-8 %: 11,892-13,757 against 11,112-12,769; 2026-12-05).
+
+    Raises ValueError naming the variable for a value that is not an integer >= 1; KeyError for
+    another role."""
     name = READ_LOOPS_SETTING[role]
     raw = os.environ.get(name, "").strip()
     if not raw:

@@ -419,7 +419,7 @@ class Worker:
                                        "The game changed too often while the command was decided; send it again.")
 
     def _decide_one(self, job: _Job, game: lifecycle.Game, seed: bytes | None,
-                    records: dict[str, Any] | None = None) -> _Step:
+                    records: dict[str, ended.Unpacked] | None = None) -> _Step:
         """Decide one command on ``game`` (pure): the script call that stores its outcome.
         ``records``: the packed records of the batch's ended games (:func:`ended.prime`)."""
         cmd = job.cmd
