@@ -37,9 +37,10 @@ log = structlog.get_logger("questhall.consumer")
 
 Handler = Callable[[GroupReader, str, dict, int], Awaitable[None]]
 """``handle(reader, message id, fields, times delivered)``."""
-BatchHandler = Callable[[list[tuple[GroupReader, list[tuple[str, dict, int]]]]], Awaitable[None]]
+BatchHandler = Callable[[list[tuple[GroupReader, list[tuple[str, dict, int]]]]], Awaitable[set[tuple[str, str]] | None]]
 """``handle_batches([(reader, [(message id, fields, times delivered)])])``: one read (or reclaim)
-of one or more streams at once."""
+of one or more streams at once. Returns the ``(stream, message id)`` of the entries it left
+pending (handling failed), or None for none: the tracker's ``done`` is not told of those."""
 
 
 class Tracker:
@@ -110,7 +111,7 @@ async def consume(rd: GroupReader, handle: Handler, *, service: str, min_idle_ms
     (command streams), ``"groups"`` below every group's (partition logs), every 60 s.
     """
 
-    async def one_by_one(batches: list[tuple[GroupReader, list[tuple[str, dict, int]]]]) -> None:
+    async def one_by_one(batches: list[tuple[GroupReader, list[tuple[str, dict, int]]]]) -> set[tuple[str, str]] | None:
         for r_, entries in batches:
             for mid, fields, delivered in entries:
                 await handle(r_, mid, fields, delivered)
@@ -277,10 +278,10 @@ async def _loop(group: ReadGroup, handle_batches: BatchHandler, hand: dict[str, 
                         hand[rd.stream].update((mid, None) for mid, _, _ in claimed)
                         claims.append((rd, claimed))
                 if claims:
-                    await handle_batches(claims)
+                    left = await handle_batches(claims) or set()
                     for rd, claimed in claims:
                         hand[rd.stream].clear()
-                        await tracker.done(rd, [mid for mid, _, _ in claimed])
+                        await tracker.done(rd, [mid for mid, _, _ in claimed if (rd.stream, mid) not in left])
             if time.monotonic() - last_reap >= 60:
                 last_reap = time.monotonic()
                 for rd in readers:
@@ -300,10 +301,10 @@ async def _loop(group: ReadGroup, handle_batches: BatchHandler, hand: dict[str, 
                 log.warning("fault_hang_after_read", service=service, pending=sum(len(e) for _, e in got))
                 await anyio.sleep_forever()
             if got:
-                await handle_batches([(rd, [(mid, fields, 1) for mid, fields in entries]) for rd, entries in got])
+                left = await handle_batches([(rd, [(mid, fields, 1) for mid, fields in entries]) for rd, entries in got]) or set()
                 for rd, entries in got:
                     hand[rd.stream].clear()
-                    await tracker.done(rd, [mid for mid, _ in entries])
+                    await tracker.done(rd, [mid for mid, _ in entries if (rd.stream, mid) not in left])
             else:
                 for rd in readers:
                     await tracker.idle(rd)

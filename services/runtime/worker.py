@@ -126,9 +126,6 @@ class Worker:
         self.to_index: dict[str, dict[str, bytes]] = {}
         """Per command stream: in-flight records of commands just read, written first in the pipeline
         of their scripts (no round trip of their own)."""
-        self.left_pending: dict[str, set[str]] = {}
-        """Per command stream: the message ids of its last handled batch whose handling failed (left
-        pending): the read loop's ``done`` keeps their in-flight records."""
         self.tracker = _InFlight(self)
 
     # -- running ----------------------------------------------------------------------------
@@ -150,8 +147,8 @@ class Worker:
         return await retry_connection(fn, *args)
 
     async def _serve(self, readers: list[GroupReader]) -> None:
-        async def batches(got: list[tuple[GroupReader, list[tuple[str, dict, int]]]]) -> None:
-            await self.handle_batches([(rd.stream, entries) for rd, entries in got])
+        async def batches(got: list[tuple[GroupReader, list[tuple[str, dict, int]]]]) -> set[tuple[str, str]]:
+            return await self.handle_batches([(rd.stream, entries) for rd, entries in got])
 
         await consume_batches(readers, batches, service=f"worker:{self.title.name}", min_idle_ms=self.min_idle_ms,
                               reap_idle_ms=self.reap_idle_ms, faults=self.faults, beats=self.beats,
@@ -221,7 +218,7 @@ class Worker:
         (see :meth:`handle_batches`)."""
         await self.handle_batches([(stream, entries)])
 
-    async def handle_batches(self, batches: list[tuple[str, list[tuple[str, dict, int]]]]) -> None:
+    async def handle_batches(self, batches: list[tuple[str, list[tuple[str, dict, int]]]]) -> set[tuple[str, str]]:
         """Handle the entries ``(message id, fields, times delivered)`` of one read of one or
         more command streams ``[(stream, entries)]``.
 
@@ -232,6 +229,9 @@ class Worker:
         game that moved on (another replica) conflicts: only that game's remaining commands are
         decided again on its reloaded state. A connection error propagates (the entries stay
         pending); any other error of one command is recorded and leaves its entry pending.
+        Returns the ``(stream, message id)`` of those left pending: the read loop keeps their
+        in-flight records (so a caller is still answered ``lost`` if its entry is deleted
+        behind the group's back; deleting them with the handled ones was a breaker's finding).
         """
         failed: set[tuple[str, str]] = set()
         parked: set[tuple[str, str]] = set()
@@ -269,13 +269,10 @@ class Worker:
                 if recs:
                     await self.r.hset(self.keys.inflight(s), mapping=recs)
         for stream, entries in batches:
-            # the read loop calls the tracker's done with every id of the batch next: a command left
-            # pending keeps its record (deleting it with the handled ones meant that, once its entry
-            # was deleted behind the group's back, its caller was never answered `lost`: a breaker's finding)
-            self.left_pending[stream] = {mid for s, mid in failed if s == stream}
             done = [mid for mid, _, d in entries if d > 1 and (stream, mid) not in failed and (stream, mid) not in parked]
             if done:  # handled after earlier failures: their error records go
                 await self.r.hdel(self.keys.failures(stream), *done, *[f"{mid}:n" for mid in done])
+        return failed
 
     async def _prepare(self, stream: str, mid: str, fields: dict, delivered: int) -> _Job | None:
         """Decode one entry; None if it was answered (refused) or parked right here."""
@@ -597,11 +594,8 @@ class _InFlight(Tracker):
 
     async def done(self, rd: GroupReader, ids: list[str]) -> None:
         # deleted with the stream's next pipeline of scripts (no round trip of its own), or
-        # when a read finds nothing; a record of a handled command is harmless meanwhile. The
-        # records of the batch's commands left pending (handling failed) stay.
-        pending = self.worker.left_pending.pop(rd.stream, None)
-        if pending:
-            ids = [mid for mid in ids if mid not in pending]
+        # when a read finds nothing; a record of a handled command is harmless meanwhile (the
+        # read loop leaves out the ids left pending: handle_batches returns them)
         left = self.worker.unindex.setdefault(rd.stream, [])
         left += ids
         if len(left) >= UNINDEX_MAX:
