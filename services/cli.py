@@ -208,12 +208,19 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
     takes at most ~12 s; SIGKILL still ends it): ``make serve`` under a process-group SIGTERM gets it twice
     (from the kill and from make), and the second one killed it half-way (no "Stopped.", the
     embedded Valkey not shut down; a newcomer's finding). The receiver is open before ``main``
-    starts. Checks the read-loop settings, then
-    logs which Redis the service uses (:func:`_log_redis_in_use`).
+    starts. Checks the read-loop and niceness settings, lowers its CPU priority by
+    ``QUESTHALL_NICE`` (:func:`niceness`), then logs which Redis the service uses
+    (:func:`_log_redis_in_use`).
     """
     import signal
 
-    _check_read_loops()
+    _check_settings()
+    nice = niceness()
+    if nice and hasattr(os, "nice"):  # Unix only; on Windows the setting is checked and has no effect
+        import structlog
+
+        structlog.get_logger("questhall.cli").info("cpu_priority_lowered", setting=NICE_SETTING, by=nice,
+                                                   niceness=os.nice(nice))
     _log_redis_in_use()
     stopped = False
 
@@ -247,19 +254,47 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
             prof.dump_stats(os.environ["QUESTHALL_PROFILE"])
 
 
-def _check_read_loops() -> None:
+def _check_settings() -> None:
     """Stop a command that runs workers or projectors (a service, ``serve``, ``demo``, ``scenario
-    run``) at once if ``QUESTHALL_READ_LOOPS`` or ``QUESTHALL_PROJECTOR_READ_LOOPS`` is malformed:
-    one line on stderr naming it (``questhall: <setting> must be ...``), exit 2, not a traceback
-    from the first read loop."""
+    run``) at once if ``QUESTHALL_READ_LOOPS``, ``QUESTHALL_PROJECTOR_READ_LOOPS`` or
+    ``QUESTHALL_NICE`` (:func:`niceness`) is malformed: one line on stderr naming it
+    (``questhall: <setting> must be ...``), exit 2, not a traceback from the first read loop."""
     from services.runtime.consumer import READ_LOOPS, read_loops
 
     try:
         for role in READ_LOOPS:
             read_loops(role)
+        niceness()
     except ValueError as exc:
         typer.echo(f"questhall: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+NICE_SETTING = "QUESTHALL_NICE"
+"""The environment variable that lowers a long-lived service's CPU priority (:func:`niceness`)."""
+
+
+def niceness() -> int:
+    """How much a long-lived service (one run by :func:`_run_until_stopped`: worker, projector,
+    clock, bots, notifier, gateway, serve) raises its own niceness at start (``os.nice``; no
+    privilege needed to lower one's own priority): ``QUESTHALL_NICE``, an integer from 0 to 19,
+    default 0 (unchanged). Meant for the projector on a host it shares with the workers and Redis
+    (``deploy/docker-compose.yml``, the bench): its read models may lag, its commands may not, and
+    a projector that is behind folds several events of a game into one projection, so it does
+    less work a command while the command path is short of CPU, and at no cost while the CPU is
+    not short (docs/operations.md "CPU priority").
+
+    Raises ValueError naming the variable for a value that is not an integer from 0 to 19."""
+    raw = os.environ.get(NICE_SETTING, "").strip()
+    if not raw:
+        return 0
+    try:
+        n = int(raw)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 19:
+        raise ValueError(f"{NICE_SETTING} must be an integer from 0 to 19, not {raw!r}")
+    return n
 
 
 GC_THRESHOLD = (50_000, 20, 20)
@@ -517,7 +552,7 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     the gateway's pages. Ctrl-C or SIGTERM stops it: "Stopped." on stderr once every service (and
     an embedded Valkey) has shut down."""
     logs.configure()
-    _check_read_loops()  # before anything starts (an embedded Valkey, the gateway's keys file)
+    _check_settings()  # before anything starts (an embedded Valkey, the gateway's keys file)
     from services.runtime.serve import services_running
 
     config = None
@@ -672,7 +707,7 @@ def demo(games: Annotated[int | None, typer.Option(help="Bot games per title (de
     the gateway with the SDK, and per title one game of server bot seats and one the clock plays),
     then the replay, rebuild and audit checks and a table."""
     logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
-    _check_read_loops()
+    _check_settings()
     from services.local.demo import run_demo
 
     with redis_url(embedded_ok=True) as url:
@@ -864,7 +899,7 @@ def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Pl
     """Play scenario files through the real bus; print pass/fail per step; exit 0 only if all pass."""
     logs.configure(level="warning")
     if not local:
-        _check_read_loops()
+        _check_settings()
     from services.local.scenario import Report, StepReport
 
     def show_step(rep: StepReport) -> None:

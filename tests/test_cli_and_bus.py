@@ -387,3 +387,42 @@ def test_every_commands_help_is_plain_text_without_rst_markup():
 
     for t in (app, scenario_app, chat_app):  # a docstring's wrapped lines joined (rich help keeps line breaks)
         assert all("\n" not in para for c in t.registered_commands for para in c.help.split("\n\n"))
+
+
+def test_a_service_lowers_its_own_cpu_priority_by_questhall_nice(settings):
+    """QUESTHALL_NICE=7: the projector raises its niceness by 7 at start and says so in one line
+    (``cpu_priority_lowered``), before it serves."""
+    import os
+    import subprocess
+    import sys
+
+    def niceness(pid: int) -> int:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2:].split()[16])  # field 19 of proc(5), after pid and comm
+
+    env = {**os.environ, "REDIS_URL": settings.url, "QUESTHALL_NAMESPACE": settings.namespace,
+           "QUESTHALL_PARTITIONS": str(settings.partitions), "QUESTHALL_LOG": "json", "QUESTHALL_LOG_LEVEL": "info",
+           "QUESTHALL_NICE": "7"}
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "projector"], cwd=Path(__file__).resolve().parents[1],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in proc.stdout:
+            if '"cpu_priority_lowered"' in line:
+                said = json.loads(line)
+                break
+        else:
+            raise AssertionError(f"the projector ended without lowering its priority (exit {proc.wait()})")
+        assert (said["setting"], said["by"]) == ("QUESTHALL_NICE", 7)
+        assert niceness(proc.pid) == said["niceness"] == niceness(os.getpid()) + 7
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+@pytest.mark.parametrize("raw", ["abc", "-1", "20", "1.5"])
+@pytest.mark.parametrize("command", [["projector"], ["worker", "--title", "toy"], ["demo", "--games", "1"]])
+def test_a_malformed_nice_setting_stops_a_command_that_runs_services_in_one_line(command, raw, monkeypatch):
+    monkeypatch.setenv("QUESTHALL_NICE", raw)
+    res = CliRunner().invoke(app, command)
+    assert res.exit_code == 2, res.output
+    assert res.output.splitlines()[-1] == f"questhall: QUESTHALL_NICE must be an integer from 0 to 19, not {raw!r}", res.output
