@@ -265,6 +265,7 @@ async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, 
     try:
         client = BusClient(r, settings, timeout=60)
         await e2e(client, 1, 0.5, 999)  # warm-up: the services are up and the groups exist
+        _alive(procs, workdir)
         res["e2e"] = {}
         spent: dict[str, float] = {}
         counted: dict[str, float] = {}
@@ -309,6 +310,7 @@ async def e2e_figures(url: str, r: Any, settings: Any, workdir: Path, out: Any, 
             key=lambda kv: -kv[1]))
         # let the projector catch up before it stops, so rebuild starts from a projected namespace
         await load.drain(r, settings)
+        _alive(procs, workdir)  # a projector gone would have left nothing to drain, silently
     finally:
         for p in procs:
             p.kill()
@@ -359,20 +361,42 @@ def _replicas(partitions: int, env: dict[str, str], workdir: Path, n: int) -> tu
     return procs, pids
 
 
-PROJECTOR_NICE = os.environ.get("QUESTHALL_BENCH_PROJECTOR_NICE", "10")
-"""The ``QUESTHALL_NICE`` of every projector the bench starts, as ``deploy/docker-compose.yml``
-runs it on a host shared with the workers and Redis (services/cli.py ``niceness``);
-``QUESTHALL_BENCH_PROJECTOR_NICE=0`` for none. In the closed loop of 1,000 games, where the
-four processes want more than the 2 cores, it gave +3 % commands/s by the median of twelve
+PROJECTOR_NICE = os.environ.get("QUESTHALL_BENCH_PROJECTOR_NICE", "10").strip() or "0"
+"""The ``QUESTHALL_NICE`` of every projector the bench starts (services/cli.py ``niceness``; the
+bench's processes share one scheduling group, where nice counts; ``deploy/docker-compose.yml``
+gives its projector the like CPU weight); ``QUESTHALL_BENCH_PROJECTOR_NICE=0`` for none, checked
+at start (:func:`_check_projector_nice`). The other services run at the bench's own priority
+(a ``QUESTHALL_NICE`` of the shell is not passed on). In the closed loop of 1,000 games, where
+the four processes want more than the 2 cores, it gave +3 % commands/s by the median of twelve
 runs each (docs/architecture.md "The projector below the command path")."""
+
+
+def _check_projector_nice() -> None:
+    """Exit (2, one line) if ``QUESTHALL_BENCH_PROJECTOR_NICE`` is not an integer from 0 to 19:
+    every projector would refuse it and the bench would run without one."""
+    from services.runtime.consumer import small_int
+
+    n = small_int(PROJECTOR_NICE)
+    if n is None or n > 19:
+        print(f"bench: QUESTHALL_BENCH_PROJECTOR_NICE must be an integer from 0 to 19, not {PROJECTOR_NICE!r}",
+              file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _alive(procs: list[subprocess.Popen], workdir: Path) -> None:
+    """Raise RuntimeError naming a service process of ``procs`` that has exited (and its log)."""
+    for p in procs:
+        if p.poll() is not None:
+            raise RuntimeError(f"bench: {' '.join(p.args[3:])} exited with {p.returncode} (see the logs in {workdir})")
 
 
 def _service(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     """Start ``questhall <args>`` with ``env`` (a projector at :data:`PROJECTOR_NICE`), output to ``log``."""
     from tests.faults import child_dies_with_parent
 
+    env = {k: v for k, v in env.items() if k != "QUESTHALL_NICE"}
     if args[0] == "projector":
-        env = {**env, "QUESTHALL_NICE": PROJECTOR_NICE}
+        env["QUESTHALL_NICE"] = PROJECTOR_NICE
     with open(log, "ab") as f:
         return subprocess.Popen([sys.executable, "-m", "services.cli", *args], cwd=ROOT, env=env, stdout=f, stderr=f,
                                 preexec_fn=child_dies_with_parent)
@@ -754,6 +778,7 @@ def main() -> None:
                     "e2e: just the yardstick and the closed loop of 1,000 games with its CPU split and the ratios "
                     "(each printed as JSON, bench/results left alone)")
     a = ap.parse_args()
+    _check_projector_nice()
     if a.only == "gateway":
         only_gateway(a.quick)
         return

@@ -219,8 +219,10 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
     if nice and hasattr(os, "nice"):  # Unix only; on Windows the setting is checked and has no effect
         import structlog
 
-        structlog.get_logger("questhall.cli").info("cpu_priority_lowered", setting=NICE_SETTING, by=nice,
-                                                   niceness=os.nice(nice))
+        before = os.nice(0)
+        after = os.nice(nice)  # the kernel stops at 19: ``by`` is what it took
+        structlog.get_logger("questhall.cli").info("cpu_priority_lowered", setting=NICE_SETTING, asked=nice,
+                                                   by=after - before, niceness=after)
     _log_redis_in_use()
     stopped = False
 
@@ -276,23 +278,26 @@ NICE_SETTING = "QUESTHALL_NICE"
 
 def niceness() -> int:
     """How much a long-lived service (one run by :func:`_run_until_stopped`: worker, projector,
-    clock, bots, notifier, gateway, serve) raises its own niceness at start (``os.nice``; no
-    privilege needed to lower one's own priority): ``QUESTHALL_NICE``, an integer from 0 to 19,
-    default 0 (unchanged). Meant for the projector on a host it shares with the workers and Redis
-    (``deploy/docker-compose.yml``, the bench): its read models may lag, its commands may not, and
-    a projector that is behind folds several events of a game into one projection, so it does
-    less work a command while the command path is short of CPU, and at no cost while the CPU is
-    not short (docs/operations.md "CPU priority").
+    clock, bots, notifier, gateway, serve, the chat front-ends) raises its own niceness at start
+    (``os.nice``, capped at 19 by the kernel; no privilege needed to lower one's own priority):
+    ``QUESTHALL_NICE``, an integer from 0 to 19 in ASCII digits, default 0 (unchanged). ``demo``
+    and ``scenario run`` check it and do not apply it. Meant for the projector among processes
+    that share one scheduling group (one cgroup and, with autogroup, one session: processes one
+    parent starts, as the bench does, or one container); nice counts for nothing against
+    processes of other groups (other containers: there the orchestrator's CPU weight does it,
+    ``cpu_shares`` in ``deploy/docker-compose.yml``). Its read models may lag, its commands may
+    not, and a projector that is behind folds several events of a game into one projection, so
+    it does less work a command while the command path is short of CPU (docs/operations.md "CPU
+    priority").
 
-    Raises ValueError naming the variable for a value that is not an integer from 0 to 19."""
+    Raises ValueError naming the variable for any other value."""
+    from services.runtime.consumer import small_int
+
     raw = os.environ.get(NICE_SETTING, "").strip()
     if not raw:
         return 0
-    try:
-        n = int(raw)
-    except ValueError:
-        n = -1
-    if not 0 <= n <= 19:
+    n = small_int(raw)
+    if n is None or n > 19:
         raise ValueError(f"{NICE_SETTING} must be an integer from 0 to 19, not {raw!r}")
     return n
 
