@@ -713,11 +713,35 @@ def demo(games: Annotated[int | None, typer.Option(help="Bot games per title (de
     then the replay, rebuild and audit checks and a table."""
     logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
     _check_settings()
+    import signal
+
     from services.local.demo import run_demo
 
+    got: dict[str, Any] = {}
+
+    async def main() -> None:
+        # Ctrl-C or SIGTERM stops the run: the games are cancelled and run_demo still deletes its
+        # namespace (a stopped demo left it, and Ctrl-C printed a 500-line traceback: a newcomer's
+        # finding); a second signal meanwhile is not acted on
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with anyio.create_task_group() as tg:
+                async def watch() -> None:
+                    async for sig in signals:
+                        got["signal"] = sig
+                        tg.cancel_scope.cancel()
+                        return
+
+                tg.start_soon(watch)
+                got["ok"] = await run_demo(url, games=games, seconds=seconds, concurrency=concurrency, seed=seed,
+                                           console=console, keep=keep)
+                tg.cancel_scope.cancel()
+
     with redis_url(embedded_ok=True) as url:
-        ok = anyio.run(lambda: run_demo(url, games=games, seconds=seconds, concurrency=concurrency, seed=seed, console=console, keep=keep))
-    raise typer.Exit(0 if ok else 1)
+        anyio.run(main)
+    if "signal" in got:
+        err.print("Stopped before the end: " + ("its games are kept (--keep)." if keep else "its namespace is deleted."))
+        raise typer.Exit(128 + int(got["signal"]))
+    raise typer.Exit(0 if got.get("ok") else 1)
 
 
 async def _archived_line(r: Any, s: Any, game_id: str) -> str | None:

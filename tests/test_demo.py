@@ -63,3 +63,47 @@ def test_demo_keep_names_the_namespace_and_game_ids_it_kept(redis_url):
         for key in r.scan_iter(match=f"{ns}:*", count=1000):  # only the demo's own namespace
             r.delete(key)
         r.close()
+
+
+def test_a_stopped_demo_deletes_its_namespace_and_says_so_in_one_line(redis_url):
+    """Ctrl-C (SIGINT) or SIGTERM while the games play: the run stops, its namespace is deleted,
+    stderr says so in one line, no traceback; exit 128 + the signal (a newcomer's finding: the
+    namespace stayed, and Ctrl-C printed a 500-line traceback)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import redis
+
+    r = redis.Redis.from_url(redis_url)
+
+    def namespaces() -> set[str]:
+        return {k.decode().split(":", 1)[0] for k in r.scan_iter(match="demo-*", count=1000)}
+
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            before = namespaces()
+            proc = subprocess.Popen([sys.executable, "-m", "services.cli", "demo", "--games", "50", "--concurrency", "1"],
+                                    cwd=Path(__file__).resolve().parents[1], env={**os.environ, "REDIS_URL": redis_url},
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                for line in proc.stdout:
+                    if line.startswith("Gateway on "):
+                        break
+                ours = namespaces() - before
+                assert len(ours) == 1, ours  # the run's namespace holds keys: its games are playing
+                proc.send_signal(sig)
+                out, errs = proc.communicate(timeout=120)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            assert proc.returncode == 128 + sig, (proc.returncode, errs[-2000:])
+            assert errs.splitlines() == ["Stopped before the end: its namespace is deleted."], errs[-2000:]
+            assert "Traceback" not in out + errs
+            (ns,) = ours
+            assert not list(r.scan_iter(match=f"{ns}:*", count=1000))
+    finally:
+        r.close()

@@ -310,11 +310,16 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
         await rebuild(r, settings)
         after = await dump_read_models(r, settings)
         rebuild_ok = before == after and len(before) > 0
-        if not keep:  # only this run's own namespace
-            async for key in r.scan_iter(match=f"{settings.namespace}:*", count=1000):
-                await r.delete(key)
     finally:
-        await r.aclose()
+        # also when the run is stopped (cancelled: Ctrl-C, SIGTERM) or fails: shielded, bounded
+        with anyio.CancelScope(shield=True) as scope:
+            scope.deadline = anyio.current_time() + 60
+            try:
+                if not keep:  # only this run's own namespace
+                    async for key in r.scan_iter(match=f"{settings.namespace}:*", count=1000):
+                        await r.delete(key)
+            finally:
+                await r.aclose()
 
     table = Table(title=f"Questhall demo ({time.monotonic() - started:.0f} s, namespace {settings.namespace})")
     for col in ("title", "games", "via gateway", "bots+clock", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild", "audit"):
