@@ -143,6 +143,9 @@ def main() -> None:
     ap.add_argument("--per-game", type=int, default=5, help="commands per game of the drained batch")
     ap.add_argument("--asyncio", action="store_true", help="run both services on asyncio's loop (default: uvloop, as deployed)")
     a = ap.parse_args()
+    from bench.profile import _check_projector_nice
+
+    _check_projector_nice()
     os.environ.setdefault("QUESTHALL_EXTRA_TITLES", "tests.toygame")
     sys.path.insert(0, str(ROOT))
     from services.runtime import logs

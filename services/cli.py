@@ -31,6 +31,19 @@ app.add_typer(chat_app, name="chat")
 console = Console(width=max(Console().width, 160))
 err = Console(stderr=True, soft_wrap=True)
 
+SERVICE_COMMANDS = frozenset({"worker", "projector", "clock", "bots", "notifier", "gateway", "serve", "demo",
+                              "scenario", "chat"})
+"""The commands (and command groups) that run services: their settings are checked first."""
+
+
+@app.callback()
+def _before_command(ctx: typer.Context) -> None:
+    # runs before every command: one that runs services checks its integer settings before its
+    # own checks (a service read QUESTHALL_PARTITIONS=x as a traceback, and which line a bad value
+    # got depended on the command: a breaker's finding)
+    if ctx.invoked_subcommand in SERVICE_COMMANDS:
+        _check_settings()
+
 DATA_DIR = Path(os.environ.get("QUESTHALL_DATA", ".questhall"))
 LOCAL_KEYS = "gateway-keys.json"
 """The file in :data:`DATA_DIR` of the gateway keys ``serve`` keeps when none is configured (mode 0600)."""
@@ -257,16 +270,21 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
 
 
 def _check_settings() -> None:
-    """Stop a command that runs workers or projectors (a service, ``serve``, ``demo``, ``scenario
-    run``) at once if ``QUESTHALL_READ_LOOPS``, ``QUESTHALL_PROJECTOR_READ_LOOPS`` or
-    ``QUESTHALL_NICE`` (:func:`niceness`) is malformed: one line on stderr naming it
-    (``questhall: <setting> must be ...``), exit 2, not a traceback from the first read loop."""
+    """Stop a command that runs services (:data:`SERVICE_COMMANDS`, checked before the command
+    itself starts: :func:`_before_command`) at once if an integer setting is malformed
+    (``QUESTHALL_READ_LOOPS``, ``QUESTHALL_PROJECTOR_READ_LOOPS``, ``QUESTHALL_NICE``:
+    :func:`niceness`, ``QUESTHALL_PARTITIONS``, ``QUESTHALL_REPLICAS``; services/adapters/env.py):
+    one line on stderr naming it (``questhall: <setting> must be ...``), exit 2, not a traceback
+    from the first read loop or whatever reads it first."""
+    from services.adapters.env import int_setting
     from services.runtime.consumer import READ_LOOPS, read_loops
 
     try:
         for role in READ_LOOPS:
             read_loops(role)
         niceness()
+        int_setting("QUESTHALL_PARTITIONS", 8)
+        int_setting("QUESTHALL_REPLICAS", 1)
     except ValueError as exc:
         typer.echo(f"questhall: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -291,15 +309,9 @@ def niceness() -> int:
     priority").
 
     Raises ValueError naming the variable for any other value."""
-    from services.runtime.consumer import small_int
+    from services.adapters.env import int_setting
 
-    raw = os.environ.get(NICE_SETTING, "").strip()
-    if not raw:
-        return 0
-    n = small_int(raw)
-    if n is None or n > 19:
-        raise ValueError(f"{NICE_SETTING} must be an integer from 0 to 19, not {raw!r}")
-    return n
+    return int_setting(NICE_SETTING, 0, 0, 19)
 
 
 GC_THRESHOLD = (50_000, 20, 20)
@@ -634,7 +646,9 @@ def gateway_cmd(host: Annotated[str, typer.Option(help="Listen on this host.")] 
     _port_free_or_exit(host, port)
     s = _settings(_url())
     cfg = GatewayConfig().with_keys()
-    replicas = int(os.environ.get("QUESTHALL_REPLICAS", "1") or "1")
+    from services.adapters.env import int_setting
+
+    replicas = int_setting("QUESTHALL_REPLICAS", 1)  # checked with the others first (_check_settings)
     missing = cfg.generated_key_variables()
     if replicas > 1 and missing:
         err.print(f"QUESTHALL_REPLICAS={replicas} but {' and '.join(missing)} not set: each replica would generate "

@@ -420,13 +420,14 @@ def test_a_service_lowers_its_own_cpu_priority_by_questhall_nice(settings):
         proc.wait(timeout=60)
 
 
-@pytest.mark.parametrize("raw", ["abc", "-1", "20", "1.5", "+3", "1_0", "\u0663", "\uff10", "9" * 5000])
+@pytest.mark.parametrize("raw", ["abc", "-1", "20", " 20 ", "1.5", "+3", "1_0", "\u0663", "\uff10", "9" * 5000])
 @pytest.mark.parametrize("command", [["projector"], ["worker", "--title", "toy"], ["demo", "--games", "1"]])
 def test_a_malformed_nice_setting_stops_a_command_that_runs_services_in_one_line(command, raw, monkeypatch):
     monkeypatch.setenv("QUESTHALL_NICE", raw)
     res = CliRunner().invoke(app, command)
     assert res.exit_code == 2, res.output
-    assert res.output.splitlines()[-1] == f"questhall: QUESTHALL_NICE must be an integer from 0 to 19, not {raw!r}", res.output
+    shown = repr(raw) if len(raw) <= 40 else repr(raw[:40]) + "..."  # a long value is cut in the message
+    assert res.output.splitlines()[-1] == f"questhall: QUESTHALL_NICE must be an integer from 0 to 19, not {shown}", res.output
 
 
 @pytest.mark.parametrize("raw", ["+3", "1_0", "\u0663", "9" * 5000])
@@ -439,3 +440,24 @@ def test_a_read_loops_setting_takes_ascii_digits_only(raw, monkeypatch):
         read_loops("worker")
     monkeypatch.setenv("QUESTHALL_READ_LOOPS", " 07 ")
     assert read_loops("worker") == 7
+
+
+@pytest.mark.parametrize(("setting", "rule"), [("QUESTHALL_PARTITIONS", ">= 1"), ("QUESTHALL_REPLICAS", ">= 1")])
+@pytest.mark.parametrize("command", [["projector"], ["worker", "--title", "toy"], ["clock"], ["gateway", "--port", "0"],
+                                     ["notifier"]])
+def test_every_service_command_refuses_a_malformed_integer_setting_first_in_one_line(command, setting, rule, monkeypatch):
+    """Before its own checks (the notifier's webhook secret, the gateway's port and keys): a
+    service read QUESTHALL_PARTITIONS=x as a traceback (a breaker's finding)."""
+    monkeypatch.setenv(setting, "x")
+    monkeypatch.delenv("QUESTHALL_WEBHOOK_SECRET", raising=False)
+    res = CliRunner().invoke(app, command)
+    assert res.exit_code == 2, res.output
+    assert res.output.splitlines() == [f"questhall: {setting} must be an integer {rule}, not 'x'"], res.output
+
+
+def test_a_setting_is_quoted_cut_to_40_characters_in_its_error():
+    from services.adapters.env import quoted
+
+    assert quoted("abc") == "'abc'"
+    assert quoted("a" * 100_000) == repr("a" * 40) + "..."
+    assert quoted("3\n4") == "'3\\n4'"

@@ -32,6 +32,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.envelope import Accepted, CommandEnvelope, EventEnvelope, Outcome, Rejected
 from services.adapters import ended, scripts
+from services.adapters.env import int_setting
 from services.adapters.keys import Keys
 from services.adapters.pipeline import send_all
 from services.kernel import game as lifecycle
@@ -70,7 +71,8 @@ class Settings:
 
     url: str = field(default_factory=lambda: os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     namespace: str = field(default_factory=lambda: os.environ.get("QUESTHALL_NAMESPACE", "qh"))
-    partitions: int = field(default_factory=lambda: int(os.environ.get("QUESTHALL_PARTITIONS", "8")))
+    partitions: int = field(default_factory=lambda: int_setting("QUESTHALL_PARTITIONS", 8))
+    """``QUESTHALL_PARTITIONS`` (services/adapters/env.py: a malformed value is a ValueError naming it)."""
     snapshot_every: int = 50
     """A worker writes a snapshot when a game's version crosses a multiple of this."""
     reply_ttl: int = 120

@@ -21,7 +21,6 @@ task beside the loop resets their idle time every ``min_idle_ms / 4`` (``GroupRe
 from __future__ import annotations
 
 import os
-import re
 import socket
 import time
 import uuid
@@ -32,6 +31,7 @@ import anyio
 import structlog
 from redis.exceptions import ResponseError
 
+from services.adapters.env import int_setting
 from services.adapters.redis_store import GroupReader
 
 log = structlog.get_logger("questhall.consumer")
@@ -153,16 +153,6 @@ READ_LOOPS = {"worker": 8, "projector": 1}
 READ_LOOPS_SETTING = {"worker": "QUESTHALL_READ_LOOPS", "projector": "QUESTHALL_PROJECTOR_READ_LOOPS"}
 """The environment variable that sets each role's read loops."""
 
-_SMALL_INT = re.compile(r"[0-9]{1,6}")
-
-
-def small_int(raw: str) -> int | None:
-    """``raw`` (a setting's value, stripped) as an integer if it is 1 to 6 ASCII digits, else None:
-    no sign, underscore, exponent or non-ASCII digit (Python's ``int`` takes ``+3``, ``1_0`` and
-    ``٣``; a breaker's finding)."""
-    return int(raw) if _SMALL_INT.fullmatch(raw) else None
-
-
 def read_loops(role: str = "worker") -> int:
     """How many read loops a ``role`` (``worker`` or ``projector``) process runs over its
     partitions on one Redis: ``QUESTHALL_READ_LOOPS`` for a worker (default 8: one a partition
@@ -180,16 +170,9 @@ def read_loops(role: str = "worker") -> int:
     (11,800-12,453 commands/s against 11,269-11,527 and 10,427-11,466), and 8 beat 4 in six
     runs out of six (by 0.3-8 %: 11,892-13,757 against 11,112-12,769; 2026-12-05).
 
-    Raises ValueError naming the variable for a value that is not an integer >= 1 written in
-    ASCII digits (:func:`small_int`); KeyError for another role."""
-    name = READ_LOOPS_SETTING[role]
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return READ_LOOPS[role]
-    n = small_int(raw)
-    if n is None or n < 1:
-        raise ValueError(f"{name} must be an integer >= 1, not {raw!r}")
-    return n
+    Raises ValueError naming the variable for a value that is not an integer >= 1 in ASCII
+    digits (services/adapters/env.py); KeyError for another role."""
+    return int_setting(READ_LOOPS_SETTING[role], READ_LOOPS[role])
 
 
 def read_groups(r: Any, readers: list[GroupReader], loops: int | None = None, role: str = "worker"
