@@ -153,6 +153,7 @@ READ_LOOPS = {"worker": 8, "projector": 1}
 READ_LOOPS_SETTING = {"worker": "QUESTHALL_READ_LOOPS", "projector": "QUESTHALL_PROJECTOR_READ_LOOPS"}
 """The environment variable that sets each role's read loops."""
 
+
 def read_loops(role: str = "worker") -> int:
     """How many read loops a ``role`` (``worker`` or ``projector``) process runs over its
     partitions on one Redis: ``QUESTHALL_READ_LOOPS`` for a worker (default 8: one a partition
