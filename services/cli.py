@@ -734,25 +734,26 @@ def demo(games: Annotated[int | None, typer.Option(help="Bot games per title (de
     got: dict[str, Any] = {}
 
     async def main() -> None:
-        # Ctrl-C or SIGTERM stops the run: the games are cancelled and run_demo still deletes its
-        # namespace (a stopped demo left it, and Ctrl-C printed a 500-line traceback: a newcomer's
-        # finding); a second signal meanwhile is not acted on
+        # Ctrl-C or SIGTERM stops the run: its games and checks are cancelled and run_demo still
+        # deletes its namespace (a stopped demo left it, and Ctrl-C printed a 500-line traceback:
+        # a newcomer's finding); a second signal meanwhile is not acted on
+        stop = anyio.Event()
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with anyio.create_task_group() as tg:
                 async def watch() -> None:
                     async for sig in signals:
                         got["signal"] = sig
-                        tg.cancel_scope.cancel()
+                        stop.set()  # run_demo stops its games, then the gateway, then the services
                         return
 
                 tg.start_soon(watch)
                 got["ok"] = await run_demo(url, games=games, seconds=seconds, concurrency=concurrency, seed=seed,
-                                           console=console, keep=keep)
+                                           console=console, keep=keep, stop=stop)
                 tg.cancel_scope.cancel()
 
     with redis_url(embedded_ok=True) as url:
         anyio.run(main)
-    if "signal" in got:
+    if "signal" in got and got.get("ok") is None:  # stopped (a signal after the end changes nothing)
         err.print("Stopped before the end: " + ("its games are kept (--keep)." if keep else "its namespace is deleted."))
         raise typer.Exit(128 + int(got["signal"]))
     raise typer.Exit(0 if got.get("ok") else 1)

@@ -1,7 +1,7 @@
 """Integer settings from the environment (``QUESTHALL_*``): one rule for all of them.
 
 Unset or blank is the setting's default; any other value is 1 to 6 ASCII digits (surrounding
-spaces stripped) within the setting's range, else :class:`ValueError` with one sentence naming
+whitespace stripped) within the setting's range, else :class:`ValueError` with one sentence naming
 the variable and quoting the value (cut to 40 characters). Python's ``int`` alone took ``+3``,
 ``1_0`` and other scripts' digits (``٣``, ``５``), and quoted a value of any length: a breaker's
 findings. A command that runs services turns the error into one line on stderr and exit 2

@@ -13,8 +13,10 @@ were verified, and whether every game passed the audit (services/audit/verify.py
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -239,14 +241,34 @@ async def dump_read_models(r: Any, settings: Settings) -> dict:
     return out
 
 
+@contextlib.asynccontextmanager
+async def _stoppable(stop: anyio.Event | None) -> AsyncIterator[anyio.CancelScope]:
+    """A cancel scope for the body of an ``async with``, cancelled when ``stop`` is set (None: never)."""
+    async with anyio.create_task_group() as tg:
+        with anyio.CancelScope() as scope:
+            if stop is not None:
+                async def cancel() -> None:
+                    await stop.wait()
+                    scope.cancel()
+
+                tg.start_soon(cancel)
+            yield scope
+        tg.cancel_scope.cancel()
+
+
 async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0, concurrency: int = 4,
                    seed: int = 0, console: Console | None = None, title_names: list[str] | None = None,
-                   keep: bool = False) -> bool:
+                   keep: bool = False, stop: anyio.Event | None = None) -> bool | None:
     """Play bot games of every title (``games`` each, or for about ``seconds``), verify, print. True if all hold.
 
     The demo's namespace is deleted afterwards unless ``keep`` (then its games stay, and a line
     says they are reachable with ``QUESTHALL_NAMESPACE=<namespace> make serve`` running: ``/play``,
     ``/audit``, ``questhall replay``/``audit``).
+
+    ``stop`` (set on Ctrl-C or SIGTERM by ``questhall demo``): the games and checks are cancelled,
+    the gateway stops while the services still run (so a request it holds is answered, not cut
+    off by its shutdown timeout with a traceback: a newcomer's finding), then the services; the
+    namespace is deleted all the same (unless ``keep``), nothing is printed, and None is returned.
     """
     console = console or Console()
     names = title_names or sorted(titles())
@@ -259,9 +281,11 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
     rebuild_ok = False
     started = time.monotonic()
     keys_note: list[str] = []  # the gateway's plain line on keys made for the run
+    stopped = False
     try:
         async with services_running(settings, r=r, clock=True, bots=True), \
-                gateway_running(settings, _demo_gateway(), services=False, r=r, keys_note=keys_note.append) as port:
+                gateway_running(settings, _demo_gateway(), services=False, r=r, keys_note=keys_note.append) as port, \
+                _stoppable(stop) as play:
             client = BusClient(r, settings)
             sdk_client = Gateway(f"http://127.0.0.1:{port}")
             console.print(f"Gateway on http://127.0.0.1:{port}: the 2nd of every {SDK_SHARE} bot games of a title "
@@ -305,11 +329,15 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
             console.print("Auditing every game ...")
             for name in names:
                 await verify_audit(r, settings, stats[name])
-        console.print("Verifying rebuild of every read model ...")
-        before = await dump_read_models(r, settings)
-        await rebuild(r, settings)
-        after = await dump_read_models(r, settings)
-        rebuild_ok = before == after and len(before) > 0
+        stopped = play.cancelled_caught
+        if not stopped:
+            async with _stoppable(stop) as checks:
+                console.print("Verifying rebuild of every read model ...")
+                before = await dump_read_models(r, settings)
+                await rebuild(r, settings)
+                after = await dump_read_models(r, settings)
+                rebuild_ok = before == after and len(before) > 0
+            stopped = checks.cancelled_caught
     finally:
         # also when the run is stopped (cancelled: Ctrl-C, SIGTERM) or fails: shielded, bounded
         with anyio.CancelScope(shield=True) as scope:
@@ -320,6 +348,8 @@ async def run_demo(url: str, *, games: int | None = None, seconds: float = 60.0,
                         await r.delete(key)
             finally:
                 await r.aclose()
+    if stopped:
+        return None
 
     table = Table(title=f"Questhall demo ({time.monotonic() - started:.0f} s, namespace {settings.namespace})")
     for col in ("title", "games", "via gateway", "bots+clock", "finished", "accepted", "rejected", "events", "p50 ms", "p99 ms", "replay", "rebuild", "audit"):

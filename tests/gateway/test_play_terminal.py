@@ -18,8 +18,10 @@ QUESTHALL = str(Path(sys.executable).with_name("questhall"))
                                               ("fate_deck", ["--seats", "3"]),
                                               ("reventure_orbtale", ["--seats", "2", "--option", "chapter_limit=3"]),
                                               ("orange_quest", ["--seats", "2", "--option", "days=4"])])
-def test_play_a_short_game_in_a_terminal(gateway, title, extra):
-    env = dict(os.environ, QUESTHALL_NAMESPACE=gateway.settings.namespace, COLUMNS="200")
+def test_play_a_short_game_in_a_terminal(gateway, title, extra, tmp_path):
+    # QUESTHALL_DATA: the receipts it keeps go to the test's folder, not the checkout's .questhall
+    # (where a developer's own `questhall play` receipts live: a newcomer's finding)
+    env = dict(os.environ, QUESTHALL_NAMESPACE=gateway.settings.namespace, COLUMNS="200", QUESTHALL_DATA=str(tmp_path / "data"))
     env.pop("QUESTHALL_EXTRA_TITLES", None)  # the test-only title is not importable from the child
     child = pexpect.spawn(QUESTHALL, ["play", "--url", gateway.url, "--title", title, "--name", "Tess", "--seed", "5", *extra],
                           env=env, encoding="utf-8", timeout=30, dimensions=(50, 200))
