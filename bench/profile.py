@@ -33,26 +33,28 @@ from bench import load, server
 ROOT = Path(__file__).resolve().parent.parent
 
 
-PROJECTOR_NICE = os.environ.get("QUESTHALL_BENCH_PROJECTOR_NICE", "10").strip() or "0"
-"""The ``QUESTHALL_NICE`` of every projector the bench starts (services/cli.py ``niceness``; the
-bench's processes share one scheduling group, where nice counts; ``deploy/docker-compose.yml``
-gives its projector the like CPU weight); ``QUESTHALL_BENCH_PROJECTOR_NICE=0`` for none, checked
-at start (:func:`_check_projector_nice`). The other services run at the bench's own priority
-(a ``QUESTHALL_NICE`` of the shell is not passed on). In the closed loop of 1,000 games, where
-the four processes want more than the 2 cores, it gave +3 % commands/s by the median of twelve
-runs each (docs/architecture.md "The projector below the command path")."""
+def projector_nice() -> int:
+    """The ``QUESTHALL_NICE`` of every projector the bench starts: ``QUESTHALL_BENCH_PROJECTOR_NICE``,
+    default 10, 0 for none (services/adapters/env.py's rule, 0 to 19; ValueError naming it else).
+    The bench's processes share one scheduling group, where nice counts (services/cli.py
+    ``niceness``; ``deploy/docker-compose.yml`` gives its projector the like CPU weight). The
+    other services run at the bench's own priority (a ``QUESTHALL_NICE`` of the shell is not
+    passed on). In the closed loop of 1,000 games, where the four processes want more than the 2
+    cores, it gave +3 % commands/s by the median of twelve runs each (docs/architecture.md "The
+    projector below the command path")."""
+    from services.adapters.env import int_setting
+
+    return int_setting("QUESTHALL_BENCH_PROJECTOR_NICE", 10, 0, 19)
 
 
 def _check_projector_nice() -> None:
-    """Exit (2, one line) if ``QUESTHALL_BENCH_PROJECTOR_NICE`` is not an integer from 0 to 19:
+    """Exit (2, one line) if ``QUESTHALL_BENCH_PROJECTOR_NICE`` is malformed (:func:`projector_nice`):
     every projector would refuse it and the bench would run without one."""
-    from services.adapters.env import small_int
-
-    n = small_int(PROJECTOR_NICE)
-    if n is None or n > 19:
-        print(f"bench: QUESTHALL_BENCH_PROJECTOR_NICE must be an integer from 0 to 19, not {PROJECTOR_NICE!r}",
-              file=sys.stderr)
-        raise SystemExit(2)
+    try:
+        projector_nice()
+    except ValueError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _alive(procs: list[subprocess.Popen], workdir: Path) -> None:
@@ -63,12 +65,12 @@ def _alive(procs: list[subprocess.Popen], workdir: Path) -> None:
 
 
 def _service(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    """Start ``questhall <args>`` with ``env`` (a projector at :data:`PROJECTOR_NICE`), output to ``log``."""
+    """Start ``questhall <args>`` with ``env`` (a projector at :func:`projector_nice`), output to ``log``."""
     from tests.faults import child_dies_with_parent
 
     env = {k: v for k, v in env.items() if k != "QUESTHALL_NICE"}
     if args[0] == "projector":
-        env["QUESTHALL_NICE"] = PROJECTOR_NICE
+        env["QUESTHALL_NICE"] = str(projector_nice())
     with open(log, "ab") as f:
         return subprocess.Popen([sys.executable, "-m", "services.cli", *args], cwd=ROOT, env=env, stdout=f, stderr=f,
                                 preexec_fn=child_dies_with_parent)

@@ -47,7 +47,7 @@ from typing import Any
 import anyio
 
 from bench import load, server
-from bench.profile import PROJECTOR_NICE, _alive, _check_projector_nice, _service
+from bench.profile import _alive, _check_projector_nice, _service, projector_nice
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -576,7 +576,7 @@ async def e2e_only(url: str, runs: int, seconds: float, workdir: Path, out: Any,
 
     settings = Settings(url=url, namespace=bench_namespace())
     r = connect(url)
-    res: dict[str, Any] = {"runs": runs, "seconds_per_run": seconds, "projector_nice": PROJECTOR_NICE}
+    res: dict[str, Any] = {"runs": runs, "seconds_per_run": seconds, "projector_nice": projector_nice()}
     try:
         await e2e_figures(url, r, settings, workdir, out, res, runs=runs, seconds=seconds, levels=(1000,),
                           redis_pid=redis_pid, replicas=int(os.environ.get("QUESTHALL_BENCH_REPLICAS", "1")))
@@ -779,7 +779,7 @@ def main() -> None:
                       f"Python {platform.python_version()}, {platform.system()}")
     res["total_s"] = time.monotonic() - started
     res["quick"] = a.quick
-    res["projector_nice"] = PROJECTOR_NICE
+    res["projector_nice"] = projector_nice()
     res["open_files_limit"] = files
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps(res, indent=2) + "\n")

@@ -221,13 +221,12 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
     takes at most ~12 s; SIGKILL still ends it): ``make serve`` under a process-group SIGTERM gets it twice
     (from the kill and from make), and the second one killed it half-way (no "Stopped.", the
     embedded Valkey not shut down; a newcomer's finding). The receiver is open before ``main``
-    starts. Checks the read-loop and niceness settings, lowers its CPU priority by
-    ``QUESTHALL_NICE`` (:func:`niceness`), then logs which Redis the service uses
-    (:func:`_log_redis_in_use`).
+    starts. Lowers its CPU priority by ``QUESTHALL_NICE`` (:func:`niceness`; the settings were
+    checked before the command ran: :func:`_before_command`), then logs which Redis the service
+    uses (:func:`_log_redis_in_use`).
     """
     import signal
 
-    _check_settings()
     nice = niceness()
     if nice and hasattr(os, "nice"):  # Unix only; on Windows the setting is checked and has no effect
         import structlog
@@ -568,8 +567,7 @@ def serve(host: Annotated[str, typer.Option(help="Gateway host.")] = "127.0.0.1"
     Its start line names the namespace it serves (QUESTHALL_NAMESPACE, default qh), the Redis and
     the gateway's pages. Ctrl-C or SIGTERM stops it: "Stopped." on stderr once every service (and
     an embedded Valkey) has shut down."""
-    logs.configure()
-    _check_settings()  # before anything starts (an embedded Valkey, the gateway's keys file)
+    logs.configure()  # its settings were checked before anything starts (_before_command)
     from services.runtime.serve import services_running
 
     config = None
@@ -726,7 +724,6 @@ def demo(games: Annotated[int | None, typer.Option(help="Bot games per title (de
     the gateway with the SDK, and per title one game of server bot seats and one the clock plays),
     then the replay, rebuild and audit checks and a table."""
     logs.configure(level=os.environ.get("QUESTHALL_LOG_LEVEL", "warning"))
-    _check_settings()
     import signal
 
     from services.local.demo import run_demo
@@ -942,8 +939,6 @@ def schemas(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema f
 def scenario_run(files: list[Path], local: Annotated[bool, typer.Option(help="Play in memory instead of through Redis.")] = False) -> None:
     """Play scenario files through the real bus; print pass/fail per step; exit 0 only if all pass."""
     logs.configure(level="warning")
-    if not local:
-        _check_settings()
     from services.local.scenario import Report, StepReport
 
     def show_step(rep: StepReport) -> None:
