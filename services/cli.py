@@ -38,11 +38,12 @@ SERVICE_COMMANDS = frozenset({"worker", "projector", "clock", "bots", "notifier"
 
 @app.callback()
 def _before_command(ctx: typer.Context) -> None:
-    # runs before every command: one that runs services checks its integer settings before its
-    # own checks (a service read QUESTHALL_PARTITIONS=x as a traceback, and which line a bad value
-    # got depended on the command: a breaker's finding)
-    if ctx.invoked_subcommand in SERVICE_COMMANDS:
-        _check_settings()
+    # runs before every command (not for its --help): the settings it reads are checked before
+    # its own checks. Every command reads QUESTHALL_PARTITIONS (a malformed one was a traceback,
+    # and `audit` then exited 1, "invalid": a newcomer's finding); one that runs services checks
+    # them all (which line a bad value got depended on the command: a breaker's finding)
+    if "--help" not in sys.argv[1:]:  # the group's context does not hold the command's arguments
+        _check_settings(services=ctx.invoked_subcommand in SERVICE_COMMANDS)
 
 DATA_DIR = Path(os.environ.get("QUESTHALL_DATA", ".questhall"))
 LOCAL_KEYS = "gateway-keys.json"
@@ -268,22 +269,25 @@ def _run_until_stopped(main: Any, *, uvloop_default: bool = False) -> None:
             prof.dump_stats(os.environ["QUESTHALL_PROFILE"])
 
 
-def _check_settings() -> None:
-    """Stop a command that runs services (:data:`SERVICE_COMMANDS`, checked before the command
-    itself starts: :func:`_before_command`) at once if an integer setting is malformed
-    (``QUESTHALL_READ_LOOPS``, ``QUESTHALL_PROJECTOR_READ_LOOPS``, ``QUESTHALL_NICE``:
-    :func:`niceness`, ``QUESTHALL_PARTITIONS``, ``QUESTHALL_REPLICAS``; services/adapters/env.py):
-    one line on stderr naming it (``questhall: <setting> must be ...``), exit 2, not a traceback
-    from the first read loop or whatever reads it first."""
+def _check_settings(*, services: bool = True) -> None:
+    """Stop a command at once, before it starts anything (:func:`_before_command` calls this
+    first), if a setting it reads is malformed: ``QUESTHALL_PARTITIONS`` for every command, and
+    for one that runs services (:data:`SERVICE_COMMANDS`) also ``QUESTHALL_READ_LOOPS``,
+    ``QUESTHALL_PROJECTOR_READ_LOOPS``, ``QUESTHALL_NICE`` (:func:`niceness`),
+    ``QUESTHALL_REPLICAS`` (services/adapters/env.py) and ``QUESTHALL_GC_THRESHOLD``
+    (:func:`gc_threshold`): one line on stderr naming it (``questhall: <setting> must be ...``),
+    exit 2, not a traceback from whatever reads it first."""
     from services.adapters.env import int_setting
     from services.runtime.consumer import READ_LOOPS, read_loops
 
     try:
-        for role in READ_LOOPS:
-            read_loops(role)
-        niceness()
         int_setting("QUESTHALL_PARTITIONS", 8)
-        int_setting("QUESTHALL_REPLICAS", 1)
+        if services:
+            for role in READ_LOOPS:
+                read_loops(role)
+            niceness()
+            int_setting("QUESTHALL_REPLICAS", 1)
+            gc_threshold()
     except ValueError as exc:
         typer.echo(f"questhall: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -322,19 +326,29 @@ time (``python -m bench.instructions``: worker 380,858 -> 369,658, projector 854
 776,429; 2026-12-02). Override with ``QUESTHALL_GC_THRESHOLD=700,10,10``."""
 
 
-def _tune_gc() -> None:
-    """Move what start-up made (modules, classes, compiled patterns) out of the collector's way
-    (``gc.freeze``) and set :data:`GC_THRESHOLD` (or ``QUESTHALL_GC_THRESHOLD``, three integers).
-    Raises typer.BadParameter for a malformed ``QUESTHALL_GC_THRESHOLD``."""
-    import gc
-
+def gc_threshold() -> tuple[int, int, int]:
+    """The collector's thresholds of a long-lived service: ``QUESTHALL_GC_THRESHOLD`` (three
+    integers >= 1, comma-separated), else :data:`GC_THRESHOLD`. Raises ValueError naming it."""
     raw = os.environ.get("QUESTHALL_GC_THRESHOLD", "")
     try:
         t = tuple(int(x) for x in raw.split(",")) if raw else GC_THRESHOLD
         if len(t) != 3 or min(t) < 1:
             raise ValueError
     except ValueError:
-        raise typer.BadParameter(f"QUESTHALL_GC_THRESHOLD must be three positive integers, e.g. 700,10,10 (got {raw!r})") from None
+        raise ValueError(f"QUESTHALL_GC_THRESHOLD must be three positive integers, e.g. 700,10,10 (got {raw!r})") from None
+    return t  # type: ignore[return-value]
+
+
+def _tune_gc() -> None:
+    """Move what start-up made (modules, classes, compiled patterns) out of the collector's way
+    (``gc.freeze``) and set :func:`gc_threshold`. Raises typer.BadParameter for a malformed
+    ``QUESTHALL_GC_THRESHOLD`` (a command checks it first: :func:`_check_settings`)."""
+    import gc
+
+    try:
+        t = gc_threshold()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     gc.freeze()
     gc.set_threshold(*t)
 

@@ -461,3 +461,26 @@ def test_a_setting_is_quoted_cut_to_40_characters_in_its_error():
     assert quoted("abc") == "'abc'"
     assert quoted("a" * 100_000) == repr("a" * 40) + "..."
     assert quoted("3\n4") == "'3\\n4'"
+
+
+@pytest.mark.parametrize("command", [["audit", "g1"], ["audit", "--json", "g1"], ["replay", "g1"], ["export", "g1"],
+                                     ["rebuild"]])
+def test_every_command_refuses_a_malformed_partitions_setting_in_one_line_exit_2(command, monkeypatch):
+    """Exit 2 ("could not run"), not a traceback and exit 1, which `audit` means as "invalid"
+    (a newcomer's finding)."""
+    monkeypatch.setenv("QUESTHALL_PARTITIONS", "x")
+    res = CliRunner().invoke(app, command)
+    assert res.exit_code == 2, res.output
+    assert res.output.splitlines() == ["questhall: QUESTHALL_PARTITIONS must be an integer >= 1, not 'x'"], res.output
+
+
+def test_serve_refuses_a_malformed_gc_threshold_in_one_line_before_it_starts_anything(tmp_path, monkeypatch):
+    """Before: the embedded Valkey started, then a usage error pointed at the command's options."""
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setenv("QUESTHALL_GC_THRESHOLD", "abc")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["serve", "--port", "0"])
+    assert res.exit_code == 2, res.output
+    assert res.output.splitlines() == [
+        "questhall: QUESTHALL_GC_THRESHOLD must be three positive integers, e.g. 700,10,10 (got 'abc')"], res.output
+    assert not (tmp_path / ".questhall").exists()
